@@ -1,0 +1,38 @@
+# Two commands do all the set-up on a fresh machine (Python 3.11+, nothing else):
+#   make demo   ingest the sample knowledge base and answer two questions, embedded, no key
+#   make test   lint, type-check and run the whole test suite
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.PHONY: demo test lint install clean bench-retrieval bench-scale
+
+$(BIN)/.installed: pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "teamrag needs Python 3.11 or newer; set PYTHON=python3.11")'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	@touch $@
+
+install: $(BIN)/.installed
+
+demo: $(BIN)/.installed
+	$(BIN)/teamrag ingest samples/kb
+	$(BIN)/teamrag ask "Postgres 백업은 며칠 동안 보관되나요?"
+	$(BIN)/teamrag ask "When and where is the on-call handover?"
+
+lint: $(BIN)/.installed
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+test: lint
+	$(BIN)/python -m pytest -q
+
+bench-retrieval: $(BIN)/.installed
+	$(BIN)/python benchmarks/retrieval.py
+
+bench-scale: $(BIN)/.installed
+	$(BIN)/python benchmarks/scale.py
+
+clean:
+	rm -rf $(VENV) .teamrag .pytest_cache .mypy_cache .ruff_cache

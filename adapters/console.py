@@ -1,0 +1,140 @@
+"""Terminal rendering with rich: cited answers, search results and ingest summaries."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict
+from pathlib import Path
+
+from rich.console import Console
+from rich.markdown import Markdown
+from rich.table import Table
+
+from agent.extractive import Citation, ExtractiveAnswer
+from agent.retrieval.ingest import IngestReport, Status
+from agent.retrieval.types import SearchHit
+
+
+def short_path(source: str) -> str:
+    """A source path relative to the working folder when it is inside it."""
+    try:
+        return os.path.relpath(source) if Path(source).is_relative_to(Path.cwd()) else source
+    except ValueError:
+        return source
+
+
+def citation_line(c: Citation) -> str:
+    where = f", {c.locator}" if c.locator else ""
+    link = f" <{c.link}>" if c.link else ""
+    return f"[{c.number}] {c.title} — {short_path(c.source)}{where}{link}"
+
+
+def render_answer(console: Console, answer: ExtractiveAnswer) -> None:
+    console.print(Markdown(answer.text))
+    if answer.citations:
+        console.print()
+        console.print("[bold]Sources[/bold]" if answer.language == "en" else "[bold]출처[/bold]")
+        for c in answer.citations:
+            console.print(citation_line(c), markup=False, highlight=False)
+
+
+def answer_json(answer: ExtractiveAnswer, hits: list[SearchHit]) -> str:
+    return json.dumps(
+        {
+            "answer": answer.text,
+            "language": answer.language,
+            "sources": [asdict(c) for c in answer.citations],
+            "passages": [hit_dict(h) for h in hits],
+        },
+        ensure_ascii=False,
+    )
+
+
+def hit_dict(hit: SearchHit) -> dict[str, object]:
+    c = hit.chunk
+    return {
+        "chunk_id": c.chunk_id,
+        "title": c.title,
+        "source": c.source,
+        "page": c.page,
+        "heading": c.heading,
+        "link": c.link,
+        "scope": c.scope,
+        "score": round(hit.score, 4),
+        "keyword_score": round(hit.keyword_score, 4),
+        "dense_score": round(hit.dense_score, 4),
+        "text": c.text,
+    }
+
+
+def render_hits(console: Console, hits: list[SearchHit]) -> None:
+    if not hits:
+        console.print("No matching passages. / 일치하는 문단이 없습니다.")
+        return
+    for i, hit in enumerate(hits, 1):
+        c = hit.chunk
+        where = f", {c.locator()}" if c.locator() else ""
+        console.print(
+            f"[bold][{i}] {c.title}[/bold] — {short_path(c.source)}{where}  "
+            f"[dim]score {hit.score:.3f} (keyword {hit.keyword_score:.2f}, "
+            f"dense {hit.dense_score:.2f})[/dim]",
+            highlight=False,
+        )
+        console.print(c.text.strip(), markup=False, highlight=False)
+        console.print()
+
+
+_STATUS_STYLE = {
+    Status.ADDED: "green",
+    Status.UPDATED: "cyan",
+    Status.UNCHANGED: "dim",
+    Status.FAILED: "red",
+    Status.REMOVED: "yellow",
+    Status.IGNORED: "dim",
+}
+
+
+def render_ingest_report(console: Console, report: IngestReport, *, verbose: bool) -> None:
+    problems = [r for r in report.results if r.status in (Status.FAILED, Status.IGNORED)]
+    if problems:
+        table = Table(title="Not ingested", show_lines=False)
+        table.add_column("file")
+        table.add_column("status")
+        table.add_column("reason")
+        for r in problems:
+            if r.status is Status.IGNORED and not verbose:
+                continue
+            style = _STATUS_STYLE[r.status]
+            table.add_row(short_path(r.path), f"[{style}]{r.status.value}[/{style}]", r.reason)
+        if table.row_count:
+            console.print(table)
+    summary = Table(title="Ingest summary")
+    for name in (
+        "files",
+        "chunks",
+        "added",
+        "updated",
+        "unchanged",
+        "removed",
+        "failed",
+        "ignored",
+    ):
+        summary.add_column(name, justify="right")
+    files = sum(1 for r in report.results if r.status is not Status.IGNORED)
+    summary.add_row(
+        str(files),
+        str(report.chunks),
+        *(
+            str(report.count(s))
+            for s in (
+                Status.ADDED,
+                Status.UPDATED,
+                Status.UNCHANGED,
+                Status.REMOVED,
+                Status.FAILED,
+                Status.IGNORED,
+            )
+        ),
+    )
+    console.print(summary)

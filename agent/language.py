@@ -1,0 +1,19 @@
+"""Which language to answer in: Korean when the text is mostly Hangul, else English."""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+Language = Literal["ko", "en"]
+
+_HANGUL = re.compile(r"[\uac00-\ud7a3\u3131-\u318e]")
+_LETTER = re.compile(r"[^\W\d_]", re.UNICODE)
+
+
+def detect_language(text: str) -> Language:
+    letters = len(_LETTER.findall(text))
+    if letters == 0:
+        return "en"
+    # Korean questions often carry English product names; a third of Hangul is enough.
+    return "ko" if len(_HANGUL.findall(text)) / letters >= 0.3 else "en"

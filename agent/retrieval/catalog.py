@@ -1,0 +1,250 @@
+"""The catalog: which documents are ingested, at which version, and their chunks' text.
+
+It is a SQLite file, the source of truth for "what is searchable". A document
+version is switched in one transaction, so a crash mid-ingest leaves the
+previous version in place; vectors the vector store holds for a version the
+catalog does not list are ignored by search and deleted by the next ingest.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from agent.retrieval.types import Chunk
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS documents (
+    doc_id TEXT PRIMARY KEY,
+    source TEXT NOT NULL UNIQUE,
+    scope TEXT NOT NULL,
+    title TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    n_chunks INTEGER NOT NULL,
+    pipeline TEXT NOT NULL,
+    ingested_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS chunks (
+    chunk_id TEXT PRIMARY KEY,
+    doc_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    tokens TEXT NOT NULL,
+    page INTEGER,
+    heading TEXT NOT NULL,
+    link TEXT
+);
+CREATE INDEX IF NOT EXISTS chunks_by_doc ON chunks (doc_id, seq);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+-- Vectors written for a version that is not switched in yet. A crash leaves them
+-- here, so the next run deletes exactly those instead of scanning the vector store.
+CREATE TABLE IF NOT EXISTS pending_vectors (chunk_id TEXT PRIMARY KEY);
+"""
+
+
+@dataclass(frozen=True)
+class DocumentRecord:
+    doc_id: str
+    source: str
+    scope: str
+    title: str
+    content_hash: str
+    n_chunks: int
+    pipeline: str
+    ingested_at: float
+
+
+@dataclass(frozen=True)
+class KeywordRow:
+    chunk_id: str
+    scope: str
+    tokens: list[str]
+
+
+class Catalog:
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.RLock()
+        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    # -- meta ---------------------------------------------------------------
+    def get_meta(self, key: str) -> str | None:
+        with self._lock:
+            row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    @property
+    def generation(self) -> int:
+        """Bumped by every change, so derived indexes know when they are stale."""
+        return int(self.get_meta("generation") or 0)
+
+    # -- documents ----------------------------------------------------------
+    def document_by_source(self, source: str) -> DocumentRecord | None:
+        with self._lock:
+            row = self._db.execute("SELECT * FROM documents WHERE source = ?", (source,)).fetchone()
+        return None if row is None else DocumentRecord(*row)
+
+    def documents(self) -> list[DocumentRecord]:
+        with self._lock:
+            rows = self._db.execute("SELECT * FROM documents ORDER BY source").fetchall()
+        return [DocumentRecord(*row) for row in rows]
+
+    def replace_document(
+        self, record: DocumentRecord, chunks: Sequence[Chunk], tokens: Sequence[Sequence[str]]
+    ) -> list[str]:
+        """Make ``chunks`` the searchable version of the document; return the old chunk ids."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                old = self._chunk_ids(record.doc_id)
+                self._db.execute("DELETE FROM chunks WHERE doc_id = ?", (record.doc_id,))
+                self._db.executemany(
+                    "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        (
+                            c.chunk_id,
+                            c.doc_id,
+                            c.seq,
+                            c.text,
+                            " ".join(t),
+                            c.page,
+                            c.heading,
+                            c.link,
+                        )
+                        for c, t in zip(chunks, tokens, strict=True)
+                    ],
+                )
+                self._db.executemany(
+                    "DELETE FROM pending_vectors WHERE chunk_id = ?",
+                    [(c.chunk_id,) for c in chunks],
+                )
+                self._db.execute(
+                    "INSERT OR REPLACE INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        record.doc_id,
+                        record.source,
+                        record.scope,
+                        record.title,
+                        record.content_hash,
+                        len(chunks),
+                        record.pipeline,
+                        time.time(),
+                    ),
+                )
+                self._bump()
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+        return [cid for cid in old if cid not in {c.chunk_id for c in chunks}]
+
+    def remove_document(self, doc_id: str) -> list[str]:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                old = self._chunk_ids(doc_id)
+                self._db.execute("DELETE FROM chunks WHERE doc_id = ?", (doc_id,))
+                self._db.execute("DELETE FROM documents WHERE doc_id = ?", (doc_id,))
+                self._bump()
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+        return old
+
+    def mark_pending(self, chunk_ids: Sequence[str]) -> None:
+        """Record vectors about to be written, before they are written."""
+        with self._lock:
+            self._db.executemany(
+                "INSERT OR IGNORE INTO pending_vectors VALUES (?)", [(c,) for c in chunk_ids]
+            )
+
+    def orphaned_vectors(self) -> list[str]:
+        """Pending vectors of versions that never became current (an interrupted run)."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT p.chunk_id FROM pending_vectors p "
+                "LEFT JOIN chunks c USING (chunk_id) WHERE c.chunk_id IS NULL"
+            ).fetchall()
+        return [str(r[0]) for r in rows]
+
+    def clear_pending(self, chunk_ids: Sequence[str]) -> None:
+        with self._lock:
+            self._db.executemany(
+                "DELETE FROM pending_vectors WHERE chunk_id = ?", [(c,) for c in chunk_ids]
+            )
+
+    def _chunk_ids(self, doc_id: str) -> list[str]:
+        rows = self._db.execute("SELECT chunk_id FROM chunks WHERE doc_id = ?", (doc_id,))
+        return [str(r[0]) for r in rows]
+
+    def _bump(self) -> None:
+        self._db.execute(
+            "INSERT INTO meta VALUES ('generation', '1') ON CONFLICT(key) DO UPDATE "
+            "SET value = CAST(value AS INTEGER) + 1"
+        )
+
+    # -- chunks -------------------------------------------------------------
+    _CHUNK_SELECT = (
+        "SELECT c.chunk_id, c.doc_id, c.seq, c.text, d.source, d.title, d.scope, c.page, "
+        "c.heading, c.link, d.content_hash FROM chunks c JOIN documents d USING (doc_id)"
+    )
+
+    def chunks(self, chunk_ids: Iterable[str]) -> dict[str, Chunk]:
+        ids = list(dict.fromkeys(chunk_ids))
+        found: dict[str, Chunk] = {}
+        with self._lock:
+            for start in range(0, len(ids), 500):
+                batch = ids[start : start + 500]
+                marks = ",".join("?" * len(batch))
+                for row in self._db.execute(
+                    f"{self._CHUNK_SELECT} WHERE c.chunk_id IN ({marks})", batch
+                ):
+                    found[row[0]] = Chunk(*row)
+        return found
+
+    def neighbours(self, chunk: Chunk, radius: int = 1) -> list[Chunk]:
+        with self._lock:
+            rows = self._db.execute(
+                f"{self._CHUNK_SELECT} WHERE c.doc_id = ? AND c.seq BETWEEN ? AND ? "
+                "AND c.seq != ? ORDER BY c.seq",
+                (chunk.doc_id, chunk.seq - radius, chunk.seq + radius, chunk.seq),
+            ).fetchall()
+        return [Chunk(*row) for row in rows]
+
+    def document_chunks(self, doc_id: str) -> list[Chunk]:
+        """All chunks of one document, in order."""
+        with self._lock:
+            rows = self._db.execute(
+                f"{self._CHUNK_SELECT} WHERE c.doc_id = ? ORDER BY c.seq", (doc_id,)
+            ).fetchall()
+        return [Chunk(*row) for row in rows]
+
+    def keyword_rows(self) -> Iterator[KeywordRow]:
+        """Every current chunk's scope and tokens, for rebuilding the keyword index."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT c.chunk_id, d.scope, c.tokens FROM chunks c JOIN documents d "
+                "USING (doc_id) ORDER BY c.rowid"
+            ).fetchall()
+        for chunk_id, scope, tokens in rows:
+            yield KeywordRow(chunk_id, scope, tokens.split())
+
+    def chunk_count(self) -> int:
+        with self._lock:
+            return int(self._db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])

@@ -1,0 +1,231 @@
+"""Ingestion: find files, load, chunk, embed and switch each document's version atomically.
+
+Per file: unchanged (same bytes, same pipeline, same scope) is skipped;
+changed is re-chunked and replaces the old version in one catalog
+transaction; unreadable is reported with the reason and the old version, if
+any, stays searchable. ``prune`` removes documents under the given folders
+whose files are gone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+
+from agent.retrieval.catalog import DocumentRecord
+from agent.retrieval.chunking import chunk_document
+from agent.retrieval.embeddings import EmbeddingError
+from agent.retrieval.knowledge_base import KnowledgeBase
+from agent.retrieval.loaders import LoadError, is_supported, load_document
+from agent.retrieval.tokenizer import tokenize
+from agent.retrieval.types import DEFAULT_SCOPE
+from agent.retrieval.vectors import VectorStoreError
+
+_SCOPE = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
+
+
+class Status(StrEnum):
+    ADDED = "added"
+    UPDATED = "updated"
+    UNCHANGED = "unchanged"
+    FAILED = "failed"
+    REMOVED = "removed"
+    IGNORED = "ignored"
+
+
+@dataclass(frozen=True)
+class FileResult:
+    path: str
+    status: Status
+    chunks: int = 0
+    reason: str = ""
+
+
+@dataclass
+class IngestReport:
+    results: list[FileResult] = field(default_factory=list)
+
+    def count(self, status: Status) -> int:
+        return sum(1 for r in self.results if r.status is status)
+
+    @property
+    def chunks(self) -> int:
+        return sum(r.chunks for r in self.results if r.status in (Status.ADDED, Status.UPDATED))
+
+    @property
+    def failed(self) -> list[FileResult]:
+        return [r for r in self.results if r.status is Status.FAILED]
+
+
+ProgressCallback = Callable[[str, int, int], None]
+"""Called as (current file, files done, files total)."""
+
+
+def validate_scope(scope: str) -> str:
+    if not _SCOPE.match(scope):
+        raise ValueError(
+            f"invalid scope {scope!r}: use 1-64 lowercase letters, digits, '.', '_' or '-'"
+        )
+    return scope
+
+
+def document_id(source: str) -> str:
+    return hashlib.sha1(source.encode("utf-8")).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class _Discovery:
+    files: list[Path]
+    problems: list[FileResult]
+    roots: list[Path]
+
+
+def discover(paths: Iterable[Path]) -> _Discovery:
+    """Expand folders (skipping hidden entries); name paths that do not exist."""
+    files: list[Path] = []
+    problems: list[FileResult] = []
+    roots: list[Path] = []
+    for raw in paths:
+        path = raw.expanduser().resolve()
+        if not path.exists():
+            problems.append(FileResult(str(raw), Status.FAILED, reason="no such file or folder"))
+        elif path.is_dir():
+            roots.append(path)
+            for child in sorted(path.rglob("*")):
+                rel = child.relative_to(path)
+                if any(part.startswith(".") for part in rel.parts) or not child.is_file():
+                    continue
+                if is_supported(child):
+                    files.append(child)
+                else:
+                    problems.append(
+                        FileResult(
+                            str(child), Status.IGNORED, reason=f"unsupported type '{child.suffix}'"
+                        )
+                    )
+        else:
+            files.append(path)
+    return _Discovery(list(dict.fromkeys(files)), problems, roots)
+
+
+class Ingestor:
+    def __init__(self, kb: KnowledgeBase) -> None:
+        self.kb = kb
+
+    def run(
+        self,
+        paths: Iterable[Path],
+        *,
+        scope: str = DEFAULT_SCOPE,
+        prune: bool = False,
+        progress: ProgressCallback | None = None,
+    ) -> IngestReport:
+        scope = validate_scope(scope)
+        found = discover(paths)
+        report = IngestReport(list(found.problems))
+        self._collect_orphans()
+        total = len(found.files)
+        for done, path in enumerate(found.files):
+            if progress:
+                progress(str(path), done, total)
+            report.results.append(self._ingest_file(path, scope))
+        if progress:
+            progress("", total, total)
+        if prune:
+            report.results.extend(self._prune(found.roots, set(map(str, found.files))))
+        self.kb.refresh_keyword_index()
+        return report
+
+    def _ingest_file(self, path: Path, scope: str) -> FileResult:
+        source = str(path)
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            return FileResult(source, Status.FAILED, reason=f"cannot read: {exc.strerror or exc}")
+        content_hash = hashlib.sha256(data).hexdigest()
+        existing = self.kb.catalog.document_by_source(source)
+        if (
+            existing is not None
+            and existing.content_hash == content_hash
+            and existing.scope == scope
+            and existing.pipeline == self.kb.pipeline
+        ):
+            return FileResult(source, Status.UNCHANGED, existing.n_chunks)
+        try:
+            document = load_document(path, data)
+        except LoadError as exc:
+            return FileResult(source, Status.FAILED, reason=str(exc))
+        doc_id = document_id(source)
+        chunks = chunk_document(
+            document,
+            doc_id=doc_id,
+            source=source,
+            content_hash=content_hash,
+            scope=scope,
+            config=self.kb.chunking,
+        )
+        try:
+            vectors = self.kb.embedder.embed_documents([c.text for c in chunks])
+            # Vectors first, catalog second: until the catalog switches, search keeps
+            # serving the old version and ignores the new vectors.
+            self.kb.catalog.mark_pending([c.chunk_id for c in chunks])
+            self.kb.vectors.add(chunks, vectors)
+        except (EmbeddingError, VectorStoreError) as exc:
+            return FileResult(source, Status.FAILED, reason=str(exc))
+        record = DocumentRecord(
+            doc_id=doc_id,
+            source=source,
+            scope=scope,
+            title=document.title,
+            content_hash=content_hash,
+            n_chunks=len(chunks),
+            pipeline=self.kb.pipeline,
+            ingested_at=0.0,
+        )
+        stale = self.kb.catalog.replace_document(record, chunks, [tokenize(c.text) for c in chunks])
+        self._delete_vectors(stale)
+        return FileResult(source, Status.UPDATED if existing else Status.ADDED, len(chunks))
+
+    def _prune(self, roots: list[Path], present: set[str]) -> list[FileResult]:
+        results: list[FileResult] = []
+        for doc in self.kb.catalog.documents():
+            path = Path(doc.source)
+            under_root = any(path.is_relative_to(root) for root in roots)
+            if under_root and doc.source not in present and not path.exists():
+                self._delete_vectors(self.kb.catalog.remove_document(doc.doc_id))
+                results.append(FileResult(doc.source, Status.REMOVED, doc.n_chunks))
+        return results
+
+    def remove(self, sources: Iterable[str]) -> list[FileResult]:
+        """Forget documents by source path, whether or not their files still exist."""
+        results: list[FileResult] = []
+        for source in sources:
+            doc = self.kb.catalog.document_by_source(str(Path(source).expanduser().resolve()))
+            if doc is None:
+                results.append(FileResult(source, Status.FAILED, reason="not in the catalog"))
+                continue
+            self._delete_vectors(self.kb.catalog.remove_document(doc.doc_id))
+            results.append(FileResult(doc.source, Status.REMOVED, doc.n_chunks))
+        self.kb.refresh_keyword_index()
+        return results
+
+    def _delete_vectors(self, chunk_ids: list[str]) -> None:
+        # On failure, search ignores vectors the catalog does not list; the next run deletes them.
+        with contextlib.suppress(VectorStoreError):
+            self.kb.vectors.delete(chunk_ids)
+
+    def _collect_orphans(self) -> None:
+        """Delete vectors left behind by an interrupted run (listed in no catalog version)."""
+        orphans = self.kb.catalog.orphaned_vectors()
+        if not orphans:
+            return
+        try:
+            self.kb.vectors.delete(orphans)
+        except VectorStoreError:
+            return  # still recorded as pending: the next run tries again
+        self.kb.catalog.clear_pending(orphans)

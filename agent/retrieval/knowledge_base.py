@@ -1,0 +1,133 @@
+"""The knowledge base: catalog + vectors + keyword index behind one search call.
+
+Search is hybrid by default: BM25 finds passages that reuse the question's
+words (strong for same-language questions), the multilingual encoder finds
+passages that mean the same thing in any language, and :mod:`fusion` merges
+the two. Everything here is synchronous and CPU bound; async callers use
+:meth:`KnowledgeBase.asearch`, which runs it in a worker thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from agent.retrieval.catalog import Catalog
+from agent.retrieval.chunking import ChunkingConfig
+from agent.retrieval.embeddings import Embedder
+from agent.retrieval.fusion import fuse
+from agent.retrieval.keyword import KeywordIndex
+from agent.retrieval.tokenizer import TOKENIZER_VERSION, tokenize
+from agent.retrieval.types import SearchHit
+from agent.retrieval.vectors import VectorStore
+
+SearchMode = Literal["hybrid", "dense", "keyword"]
+CANDIDATES = 50
+
+
+def collection_name(embedder_name: str) -> str:
+    """One Chroma collection per vector space, so switching embedders never mixes them."""
+    return "teamrag-" + re.sub(r"[^a-zA-Z0-9_-]+", "-", embedder_name).strip("-")[:60]
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    k: int = 5
+    scopes: frozenset[str] | None = None
+    mode: SearchMode = "hybrid"
+    neighbours: int = 1
+
+
+class KnowledgeBase:
+    def __init__(
+        self,
+        data_dir: Path,
+        embedder: Embedder,
+        vectors: VectorStore,
+        chunking: ChunkingConfig | None = None,
+    ) -> None:
+        self.data_dir = data_dir
+        self.embedder = embedder
+        self.vectors = vectors
+        self.chunking = chunking or ChunkingConfig()
+        self.catalog = Catalog(data_dir / "catalog.sqlite3")
+        self._keyword_dir = data_dir / "keyword"
+        self._keyword: KeywordIndex | None = None
+        self._keyword_lock = threading.Lock()
+
+    @property
+    def pipeline(self) -> str:
+        """Everything that shapes a document's chunks; a change re-ingests unchanged files."""
+        c = self.chunking
+        return f"{self.embedder.name}|chunks{c.size}/{c.overlap}|tokens{TOKENIZER_VERSION}"
+
+    def close(self) -> None:
+        self.catalog.close()
+
+    # -- keyword index freshness ---------------------------------------------
+    def keyword_index(self) -> KeywordIndex:
+        """The BM25 index for the catalog's current generation (loaded or rebuilt as needed).
+
+        Another process (the ``ingest`` CLI next to a running bot) may have
+        changed the catalog, so the generation is checked on every search.
+        """
+        generation = self.catalog.generation
+        with self._keyword_lock:
+            if self._keyword is not None and self._keyword.generation == generation:
+                return self._keyword
+            index = KeywordIndex.load(self._keyword_dir)
+            if index is None or index.generation != generation:
+                index = KeywordIndex.build(self.catalog.keyword_rows(), generation)
+                index.save(self._keyword_dir)
+            self._keyword = index
+            return index
+
+    def refresh_keyword_index(self) -> None:
+        self.keyword_index()
+
+    # -- search ---------------------------------------------------------------
+    def search(self, query: str, options: SearchOptions | None = None) -> list[SearchHit]:
+        opts = options or SearchOptions()
+        query = query.strip()
+        if not query:
+            return []
+        pool = max(CANDIDATES, opts.k)
+        keyword: dict[str, float] = {}
+        dense: dict[str, float] = {}
+        idf_sum = 0.0
+        if opts.mode in ("hybrid", "keyword"):
+            index = self.keyword_index()
+            tokens = tokenize(query)
+            keyword = dict(index.search(tokens, pool, opts.scopes))
+            idf_sum = index.query_idf_sum(tokens)
+        if opts.mode in ("hybrid", "dense"):
+            vector = self.embedder.embed_query(query)
+            dense = dict(self.vectors.query(vector, pool, opts.scopes))
+        if opts.mode == "keyword":
+            ranked = list(keyword.items())
+        elif opts.mode == "dense":
+            ranked = list(dense.items())
+        else:
+            ranked = fuse(keyword, dense, query_idf_sum=idf_sum)
+        # Over-fetch: vectors of a version the catalog no longer lists are skipped here.
+        top = ranked[: opts.k * 2 + 10]
+        chunks = self.catalog.chunks(cid for cid, _ in top)
+        hits: list[SearchHit] = []
+        for cid, score in top:
+            chunk = chunks.get(cid)
+            if chunk is None or (opts.scopes is not None and chunk.scope not in opts.scopes):
+                continue
+            neighbours = self.catalog.neighbours(chunk, opts.neighbours) if opts.neighbours else []
+            hits.append(
+                SearchHit(chunk, score, keyword.get(cid, 0.0), dense.get(cid, 0.0), neighbours)
+            )
+            if len(hits) == opts.k:
+                break
+        return hits
+
+    async def asearch(self, query: str, options: SearchOptions | None = None) -> list[SearchHit]:
+        return await asyncio.to_thread(self.search, query, options)

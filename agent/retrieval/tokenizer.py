@@ -1,0 +1,170 @@
+"""Fast keyword tokenizer for Korean/English BM25 in teamrag (pure Python, standard library only).
+
+Why this tokenizer
+------------------
+Measured on KorQuAD-dev (5,774 questions, 964 paragraphs) and XQuAD-en (1,190
+questions), BM25 (bm25s, k1=1.5, b=0.75):
+
+    tokenizer                      KorQuAD hit@1 / hit@5   XQuAD-en hit@1 / hit@5   speed (1 core)
+    whitespace split               0.760 / 0.894           0.917 / 0.986            ~20M chars/s
+    Kiwi morphemes (content tags)  0.891 / 0.979           0.923 / 0.986            ~0.1M chars/s
+    this module                    0.897 / 0.984           0.936 / 0.992            ~2-4M chars/s
+
+On Korean it matches or beats the Kiwi morphological analyser, and it runs 20-40x faster. Its cost
+is negligible next to the USE embedding (~50k Korean chars/s per core), so ingestion
+throughput is set by the embedder alone.
+
+How it works
+------------
+1. NFKC, lowercase, and split into runs of Hangul syllables and runs of other letters/digits.
+   "DNA를" becomes "dna" + "를", and "1990년" becomes "1990" + "년".
+2. Hangul words: strip ONE trailing particle or ending (josa / copula / 하다-되다 verb endings,
+   longest match first) while leaving a stem of at least 2 syllables. Examples: 서울이다 -> 서울,
+   연구했다 -> 연구, 학생들에게는 -> 학생. A Hangul run that is itself just a particle is dropped,
+   and so are Korean question words and function words (무엇, 누구, 어떤, 것, 수 ...).
+3. The stem is emitted, followed by ALL its character bigrams (a 2-syllable stem is therefore
+   emitted twice). The bigrams match compounds and spacing variants (대한민국 ~ 대한, 민국;
+   임진왜란 ~ 임진 왜란). They also absorb any wrong stripping, because the query and the documents
+   are tokenized the same way. Repeating 2-syllable stems keeps short words from being
+   outweighed by the many bigrams of long words; this measured better than no bigrams or
+   bigrams only for stems of 3 or more syllables.
+4. Latin words: English stopwords are dropped and a light stemmer is applied (plural
+   -s/-es/-ies, -ing, -ed, -ly).
+   Single Latin letters are dropped. Numbers are kept.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+__all__ = ["TOKENIZER_VERSION", "tokenize"]
+
+TOKENIZER_VERSION = "2"
+"""Part of every document's pipeline id: changing the tokens re-ingests documents."""
+
+# Particles (josa) and copula forms that attach to nouns.
+_JOSA: tuple[str, ...] = tuple(
+    """
+이 가 을 를 은 는 의 에 께 와 과 도 만 로 으로 에서 에게 께서 한테 에게서 한테서
+까지 부터 보다 처럼 같이 마다 조차 마저 밖에 이나 이랑 랑 이며 이고 이든 이든지 든지 이라도 라도
+로서 으로서 로써 으로써 이란 이라는 라는 이라고 라고 이라 인 인가 인가요 인지 일까 입니까
+이다 였다 이었다 입니다 이었던 였던 인데 이지만
+""".split()
+)
+# Particles that can follow a first particle (에서+는, 으로+도, 들+이 ...).
+_JOSA_2ND: tuple[str, ...] = tuple("는 도 의 만 부터 까지 서 가 이 를 은 을".split())
+_JOSA_1ST: tuple[str, ...] = (
+    *_JOSA,
+    "들",
+    "에",
+    "에서",
+    "에게",
+    "으로",
+    "로",
+    "와",
+    "과",
+    "까지",
+    "부터",
+)
+# Verbal/adjectival endings, mostly after Sino-Korean noun stems
+# (연구했다 -> 연구, 설립되었는가 -> 설립).
+_ENDINGS: tuple[str, ...] = tuple(
+    """
+하다 한다 했다 하였다 합니다 했습니다 하는 하던 하며 하고 하여 해서 하면 한 할 함 해 했던 하였던
+했는가 하였는가 하는가 했나 하였나 했을까 할까 하나 한가 했으며 하였으며 하기 하게 하지 했고 하였고
+되다 된다 됐다 되었다 됩니다 되는 되던 되며 되고 되어 돼 된 될 됨 되었는가 됐는가 되는가 되었나 됐나
+되기 되었으며 되었던 됐던 시키다 시킨 시켰다 시켜 시키는 시켰는가 받다 받은 받았다 받는 받았는가
+당했다 당한 었다 았다 였다 었던 았던 었는가 았는가 였는가 는가 은가 나요 습니까
+적 적인 적으로 적이다 들
+""".split()
+)
+
+_SUFFIXES: frozenset[str] = frozenset(
+    _JOSA
+    + _ENDINGS
+    + tuple(a + b for a in _JOSA_1ST for b in _JOSA_2ND)
+    + tuple("들" + j for j in _JOSA)
+)
+_MAX_SUFFIX: int = max(len(s) for s in _SUFFIXES)
+_MIN_STEM: int = 2  # never strip a word down to a single syllable (사과 stays 사과, not 사)
+
+_KO_STOP: frozenset[str] = frozenset(
+    """
+무엇 무엇인 누구 언제 어디 어디서 어디에 몇 어느 무슨 어떤 어떻게 얼마 얼마나 왜 뭐 뭔가
+것 것은 것이 것을 수 등 및 그 이 저 그리고 또는 또한 하지만 그러나
+때 중 이후 당시 위해 대한 대해 통해
+있는 있다 없다 하는 했다
+""".split()
+)
+
+_EN_STOP: frozenset[str] = frozenset(
+    """
+a an the and or but if then else of to in on at by for with from into onto about as is are
+was were be been being am do does did doing done have has had having it its this that
+these those there here what which who whom whose when where why how not no nor so than too
+very can could will would shall should may might must i me my we our you your he him his
+she her they them their s t just also such other any each all both few more most some same
+own only over under again further once up down out off above below between through during
+before after while because until against
+""".split()
+)
+
+# A run of Hangul syllables, or a run of other letters/digits (Latin, accented, Hanja, ...).
+_RUN = re.compile(r"[가-힣]+|[^\W_가-힣]+")
+
+
+def _strip_korean(word: str) -> str:
+    """Remove one trailing particle/ending (longest match), keeping at least _MIN_STEM syllables."""
+    n = len(word)
+    for k in range(min(_MAX_SUFFIX, n - _MIN_STEM), 0, -1):
+        if word[n - k :] in _SUFFIXES:
+            return word[: n - k]
+    return word
+
+
+def _stem_english(w: str) -> str:
+    """Harman S-stemmer plus conservative -ing/-ed/-ly removal."""
+    if len(w) > 3 and w.endswith("ies") and not w.endswith(("eies", "aies")):
+        w = w[:-3] + "y"
+    elif (len(w) > 3 and w.endswith("es") and not w.endswith(("aes", "ees", "oes"))) or (
+        len(w) > 2 and w.endswith("s") and not w.endswith(("us", "ss", "is"))
+    ):
+        w = w[:-1]
+    if len(w) > 5 and w.endswith("ing"):
+        return w[:-3]
+    if len(w) > 4 and w.endswith("ed") and not w.endswith("eed"):
+        return w[:-2]
+    if len(w) > 5 and w.endswith("ly"):
+        return w[:-2]
+    return w
+
+
+def tokenize(text: str) -> list[str]:
+    """Tokenize Korean/English text into BM25 terms; documents and queries use the same function.
+
+    >>> tokenize("대한민국의 수도는 서울이다")
+    ['대한민국', '대한', '한민', '민국', '수도', '수도', '서울', '서울']
+    >>> tokenize("The Panthers defense surrendered 308 points")
+    ['panther', 'defense', 'surrender', '308', 'point']
+    """
+    text = unicodedata.normalize("NFKC", text).lower()
+    out: list[str] = []
+    append = out.append
+    for w in _RUN.findall(text):
+        if "가" <= w[0] <= "힣":
+            if w in _SUFFIXES:  # a bare particle split off a Latin/digit run ("DNA를")
+                continue
+            stem = _strip_korean(w)
+            if stem in _KO_STOP:
+                continue
+            append(stem)
+            for i in range(len(stem) - 1):  # character bigrams; a 2-syllable stem repeats itself
+                append(stem[i : i + 2])
+        else:
+            if len(w) == 1 and w.isascii() and not w.isdigit():
+                continue
+            if w in _EN_STOP:
+                continue
+            append(_stem_english(w) if w[0].isalpha() else w)
+    return out

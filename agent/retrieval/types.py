@@ -1,0 +1,79 @@
+"""Value types shared by ingestion and search.
+
+They are plain frozen dataclasses so they cross thread boundaries and process
+boundaries (JSON) without surprises, and so adapters can render them without
+importing anything heavy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+DEFAULT_SCOPE = "public"
+
+
+@dataclass(frozen=True)
+class Section:
+    """A run of text from one place in a source document (a page or a heading)."""
+
+    text: str
+    page: int | None = None
+    heading: str = ""
+
+
+@dataclass(frozen=True)
+class LoadedDocument:
+    """What a loader extracted from one file, before chunking."""
+
+    title: str
+    sections: list[Section]
+    link: str | None = None
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One searchable passage with everything a citation needs."""
+
+    chunk_id: str
+    doc_id: str
+    seq: int
+    text: str
+    source: str
+    title: str
+    scope: str = DEFAULT_SCOPE
+    page: int | None = None
+    heading: str = ""
+    link: str | None = None
+    content_hash: str = ""
+
+    def metadata(self) -> dict[str, Any]:
+        data = asdict(self)
+        data.pop("text")
+        return data
+
+    def locator(self) -> str:
+        """Where in the source this passage sits, for a human: ``p. 3`` or ``Setup > VPN``."""
+        if self.page is not None:
+            return f"p. {self.page}"
+        # The top heading is usually the document title, shown already.
+        parts = self.heading.split(" > ")
+        if len(parts) > 1 and parts[0] == self.title:
+            parts = parts[1:]
+        return " > ".join(parts) if parts != [self.title] else ""
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """A chunk returned by a search, with the scores that ranked it."""
+
+    chunk: Chunk
+    score: float
+    keyword_score: float = 0.0
+    dense_score: float = 0.0
+    neighbours: list[Chunk] = field(default_factory=list)
+
+    def context_text(self) -> str:
+        """The hit's text with its expanded neighbours, in document order."""
+        parts = sorted([self.chunk, *self.neighbours], key=lambda c: c.seq)
+        return "\n".join(p.text for p in parts)

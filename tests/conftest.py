@@ -1,0 +1,50 @@
+"""Shared fixtures: one real USE encoder per session, and real embedded stores per test."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agent.retrieval.embeddings import UniversalSentenceEncoder
+from agent.retrieval.ingest import Ingestor
+from agent.retrieval.knowledge_base import KnowledgeBase, collection_name
+from agent.retrieval.vectors import VectorStore
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLES = REPO / "samples" / "kb"
+
+
+@pytest.fixture(scope="session")
+def embedder() -> UniversalSentenceEncoder:
+    return UniversalSentenceEncoder()
+
+
+def open_kb(data_dir: Path, embedder: UniversalSentenceEncoder) -> KnowledgeBase:
+    vectors = VectorStore.embedded(data_dir / "chroma", collection_name(embedder.name))
+    return KnowledgeBase(data_dir, embedder, vectors)
+
+
+@pytest.fixture
+def kb(tmp_path: Path, embedder: UniversalSentenceEncoder) -> Iterator[KnowledgeBase]:
+    knowledge_base = open_kb(tmp_path / "data", embedder)
+    yield knowledge_base
+    knowledge_base.close()
+
+
+@pytest.fixture
+def ingestor(kb: KnowledgeBase) -> Ingestor:
+    return Ingestor(kb)
+
+
+@pytest.fixture(scope="session")
+def sample_kb(
+    tmp_path_factory: pytest.TempPathFactory, embedder: UniversalSentenceEncoder
+) -> Iterator[KnowledgeBase]:
+    """The shipped sample documents, ingested once for the read-only search tests."""
+    knowledge_base = open_kb(tmp_path_factory.mktemp("sample") / "data", embedder)
+    report = Ingestor(knowledge_base).run([SAMPLES])
+    assert not report.failed, report.failed
+    yield knowledge_base
+    knowledge_base.close()

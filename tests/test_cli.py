@@ -1,0 +1,156 @@
+"""The ``teamrag`` command as a user runs it: ingest, ask, search, status, bench, and errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from bots.cli import app
+from tests.conftest import REPO, SAMPLES
+from tests.servers import free_port
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    for name in ("CHROMA_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "TEAMRAG_EMBEDDINGS"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("TEAMRAG_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.chdir(tmp_path)  # no stray .env from the developer's folder
+    return {"TEAMRAG_DATA_DIR": str(tmp_path / "data")}
+
+
+def test_ingest_then_ask_as_a_separate_process(env: dict[str, str], tmp_path: Path) -> None:
+    """The README's flow, each step in its own process like a user's shell."""
+    base = {**os.environ, **env, "COLUMNS": "120"}
+    ingest = subprocess.run(
+        [sys.executable, "-m", "bots", "ingest", str(SAMPLES)],
+        env=base,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert ingest.returncode == 0, ingest.stderr
+    assert "Ingest summary" in ingest.stderr
+    ask = subprocess.run(
+        [sys.executable, "-m", "bots", "ask", "Postgres 백업은 며칠 동안 보관되나요?", "--json"],
+        env=base,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert ask.returncode == 0, ask.stderr
+    result = json.loads(ask.stdout)
+    assert result["language"] == "ko" and "35 days" in result["answer"]
+    assert result["sources"][0]["source"].endswith("ops-handbook.pdf")
+    assert result["sources"][0]["locator"] == "p. 4"
+
+
+def test_bad_input_exit_code_and_report(env: dict[str, str], tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "ok.md").write_text("# Ok\n\nThe wifi password is on the fridge.", "utf-8")
+    (docs / "bad.txt").write_bytes("안녕하세요".encode("cp949"))
+    result = runner.invoke(app, ["ingest", str(docs), str(tmp_path / "nope")])
+    assert result.exit_code == 1
+    assert "bad.txt" in result.output and "not UTF-8" in result.output
+    assert "no such file or folder" in result.output
+    search = runner.invoke(app, ["search", "wifi password", "--json"])
+    assert search.exit_code == 0
+    assert json.loads(search.stdout)[0]["source"].endswith("ok.md")
+
+
+def test_status_lists_documents(env: dict[str, str]) -> None:
+    runner.invoke(app, ["ingest", str(SAMPLES / "glossary.txt"), "--scope", "eng"])
+    result = runner.invoke(app, ["status"])
+    assert result.exit_code == 0
+    assert "glossary.txt" in result.output and "eng" in result.output
+
+
+def test_ask_on_an_empty_knowledge_base_says_what_to_do(env: dict[str, str]) -> None:
+    result = runner.invoke(app, ["ask", "hello?"])
+    assert result.exit_code == 1
+    assert "teamrag ingest" in result.output
+
+
+def test_invalid_scope_is_rejected(env: dict[str, str]) -> None:
+    result = runner.invoke(app, ["ingest", str(SAMPLES), "--scope", "Bad Scope!"])
+    assert result.exit_code == 2 and "invalid scope" in result.output
+
+
+def test_unreachable_chroma_url_names_the_fix(
+    env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CHROMA_URL", f"http://127.0.0.1:{free_port()}")
+    result = runner.invoke(app, ["search", "anything"])
+    assert result.exit_code == 1
+    assert "CHROMA_URL unreachable" in result.output and "unset CHROMA_URL" in result.output
+
+
+def test_bench_retrieval_on_a_small_squad_file(env: dict[str, str], tmp_path: Path) -> None:
+    paragraphs = [
+        (
+            "서울의 지하철은 1974년에 처음 개통되었다. 현재 9개의 노선이 운행된다.",
+            "서울 지하철은 언제 개통되었나?",
+            "1974년",
+        ),
+        (
+            "The Eiffel Tower was completed in 1889 for the World's Fair in Paris.",
+            "When was the Eiffel Tower completed?",
+            "1889",
+        ),
+        (
+            "김치는 배추와 고춧가루로 만드는 한국의 전통 발효 음식이다.",
+            "김치의 주재료는 무엇인가?",
+            "배추",
+        ),
+    ]
+    squad = {
+        "data": [
+            {
+                "title": "t",
+                "paragraphs": [
+                    {
+                        "context": c,
+                        "qas": [
+                            {
+                                "id": str(i),
+                                "question": q,
+                                "answers": [{"text": a, "answer_start": c.index(a)}],
+                            }
+                        ],
+                    }
+                    for i, (c, q, a) in enumerate(paragraphs)
+                ],
+            }
+        ]
+    }
+    path = tmp_path / "tiny.json"
+    path.write_text(json.dumps(squad, ensure_ascii=False), "utf-8")
+    for mode in ("hybrid", "keyword", "dense"):
+        result = runner.invoke(
+            app, ["bench", "retrieval", "--squad", str(path), "--mode", mode, "--json"]
+        )
+        assert result.exit_code == 0, result.output
+        metrics = json.loads(result.stdout)
+        assert metrics["questions"] == 3 and metrics["paragraphs"] == 3
+        assert metrics["hit@1"] == 1.0, (mode, metrics)
+        assert metrics["answer_in_top5"] == 1.0
+        assert metrics["ingest_chunks_per_s"] > 0
+        assert set(metrics) >= {"hit@5", "hit@10", "mrr@10", "query_p50_ms", "query_p95_ms"}
+
+
+def test_readme_commands_are_the_ones_ci_runs() -> None:
+    readme = (REPO / "README.md").read_text("utf-8")
+    ci = (REPO / ".ci" / "run").read_text("utf-8")
+    assert "make demo" in readme and "make test" in readme
+    assert "make test" in ci

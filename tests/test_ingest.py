@@ -1,0 +1,227 @@
+"""Ingestion on the real embedded Chroma and catalog: skip, replace, prune, bad input, crashes."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from agent.retrieval.chunking import chunk_document
+from agent.retrieval.embeddings import UniversalSentenceEncoder
+from agent.retrieval.ingest import Ingestor, Status, document_id
+from agent.retrieval.knowledge_base import KnowledgeBase, SearchOptions
+from agent.retrieval.loaders import load_document
+from agent.retrieval.tokenizer import tokenize
+from tests.conftest import SAMPLES, open_kb
+
+
+def _texts(kb: KnowledgeBase, query: str) -> str:
+    return "\n".join(h.chunk.text for h in kb.search(query, SearchOptions(k=10)))
+
+
+def test_samples_ingest_with_citation_metadata(kb: KnowledgeBase, ingestor: Ingestor) -> None:
+    report = ingestor.run([SAMPLES])
+    assert not report.failed
+    kinds = {Path(r.path).suffix for r in report.results if r.status is Status.ADDED}
+    assert {".md", ".pdf", ".html", ".docx", ".txt"} <= kinds
+    assert report.chunks == kb.catalog.chunk_count() > 0
+    assert kb.vectors.count() == kb.catalog.chunk_count()
+    pdf_hits = [
+        h
+        for h in kb.search("Postgres backups retention days", SearchOptions(k=10))
+        if h.chunk.source.endswith(".pdf")
+    ]
+    assert pdf_hits and all(h.chunk.page is not None for h in pdf_hits)
+
+
+def test_reingest_skips_unchanged_and_replaces_changed(
+    tmp_path: Path, kb: KnowledgeBase, ingestor: Ingestor
+) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    note = docs / "note.md"
+    note.write_text("# Deploys\n\nDeploys use the blue pipeline named AZURITE.", encoding="utf-8")
+    (docs / "other.md").write_text("# Other\n\nLunch is at noon.", encoding="utf-8")
+    first = ingestor.run([docs])
+    assert first.count(Status.ADDED) == 2
+
+    again = ingestor.run([docs])
+    assert again.count(Status.UNCHANGED) == 2 and again.chunks == 0
+
+    note.write_text(
+        "# Deploys\n\nDeploys use the green pipeline named MALACHITE.", encoding="utf-8"
+    )
+    third = ingestor.run([docs])
+    assert third.count(Status.UPDATED) == 1 and third.count(Status.UNCHANGED) == 1
+    text = _texts(kb, "which pipeline do deploys use")
+    assert "MALACHITE" in text and "AZURITE" not in text
+    assert kb.vectors.count() == kb.catalog.chunk_count()
+
+
+def test_scope_change_reingests(tmp_path: Path, kb: KnowledgeBase, ingestor: Ingestor) -> None:
+    doc = tmp_path / "a.md"
+    doc.write_text("# A\n\nThe payroll system closes on the 25th.", encoding="utf-8")
+    ingestor.run([doc])
+    report = ingestor.run([doc], scope="hr")
+    assert report.count(Status.UPDATED) == 1
+    assert kb.search("payroll closes", SearchOptions(scopes=frozenset({"public"}))) == []
+    assert kb.search("payroll closes", SearchOptions(scopes=frozenset({"hr"})))
+
+
+def test_prune_removes_documents_whose_files_are_gone(
+    tmp_path: Path, kb: KnowledgeBase, ingestor: Ingestor
+) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "keep.md").write_text("# Keep\n\nThe office opens at nine.", encoding="utf-8")
+    gone = docs / "gone.md"
+    gone.write_text("# Gone\n\nThe secret codename is PERIWINKLE.", encoding="utf-8")
+    ingestor.run([docs])
+    gone.unlink()
+
+    without_prune = ingestor.run([docs])
+    assert without_prune.count(Status.REMOVED) == 0
+    assert "PERIWINKLE" in _texts(kb, "secret codename")
+
+    pruned = ingestor.run([docs], prune=True)
+    assert [Path(r.path).name for r in pruned.results if r.status is Status.REMOVED] == ["gone.md"]
+    assert "PERIWINKLE" not in _texts(kb, "secret codename")
+    assert kb.vectors.count() == kb.catalog.chunk_count()
+
+
+def test_bad_files_are_reported_and_the_rest_ingested(
+    tmp_path: Path, kb: KnowledgeBase, ingestor: Ingestor
+) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "good.md").write_text("# Good\n\nParking is on level B2.", encoding="utf-8")
+    (docs / "empty.txt").write_bytes(b"")
+    (docs / "legacy.txt").write_bytes("주차장은 지하 2층".encode("cp949"))
+    (docs / "bad.pdf").write_bytes(b"%PDF-1.4 garbage")
+    (docs / "photo.jpg").write_bytes(b"\xff\xd8\xff")
+    report = ingestor.run([docs, tmp_path / "missing-folder"])
+    failed = {Path(r.path).name: r.reason for r in report.failed}
+    assert set(failed) == {"empty.txt", "legacy.txt", "bad.pdf", "missing-folder"}
+    assert "not UTF-8" in failed["legacy.txt"] and "no such file" in failed["missing-folder"]
+    assert [Path(r.path).name for r in report.results if r.status is Status.IGNORED] == [
+        "photo.jpg"
+    ]
+    assert report.count(Status.ADDED) == 1
+    assert "B2" in _texts(kb, "where is parking")
+
+
+def test_a_file_that_turns_bad_keeps_its_previous_version(
+    tmp_path: Path, kb: KnowledgeBase, ingestor: Ingestor
+) -> None:
+    doc = tmp_path / "guide.md"
+    doc.write_text("# Guide\n\nThe VPN gateway is vpn.example.com.", encoding="utf-8")
+    ingestor.run([doc])
+    doc.write_bytes(b"\x00\x00corrupted")
+    report = ingestor.run([doc])
+    assert report.count(Status.FAILED) == 1
+    assert "vpn.example.com" in _texts(kb, "VPN gateway")
+
+
+def test_crash_between_vectors_and_catalog_keeps_the_old_version(
+    tmp_path: Path, kb: KnowledgeBase, ingestor: Ingestor
+) -> None:
+    """A run that dies after writing new vectors but before switching the catalog."""
+    doc = tmp_path / "policy.md"
+    doc.write_text("# Policy\n\nExpenses are approved by the team lead.", encoding="utf-8")
+    ingestor.run([doc])
+    before = kb.catalog.chunk_count()
+
+    # The first half of a re-ingest, then the process "dies": new vectors, no catalog switch.
+    new = b"# Policy\n\nExpenses are approved by the finance director."
+    loaded = load_document(doc, new)
+    chunks = chunk_document(
+        loaded,
+        doc_id=document_id(str(doc.resolve())),
+        source=str(doc.resolve()),
+        content_hash="f" * 64,
+    )
+    kb.catalog.mark_pending([c.chunk_id for c in chunks])
+    kb.vectors.add(chunks, kb.embedder.embed_documents([c.text for c in chunks]))
+    assert kb.vectors.count() > before
+
+    text = _texts(kb, "who approves expenses")
+    assert "team lead" in text and "finance director" not in text
+
+    # The next run deletes the orphans and keeps the catalog's version.
+    ingestor.run([])
+    assert kb.vectors.count() == kb.catalog.chunk_count() == before
+
+
+def test_state_survives_reopening(tmp_path: Path, embedder: UniversalSentenceEncoder) -> None:
+    data = tmp_path / "data"
+    docs = tmp_path / "docs"
+    shutil.copytree(SAMPLES, docs)
+    first = open_kb(data, embedder)
+    Ingestor(first).run([docs])
+    count = first.catalog.chunk_count()
+    first.close()
+    second = open_kb(data, embedder)
+    assert second.catalog.chunk_count() == count
+    assert len(second.keyword_index()) == count
+    assert Ingestor(second).run([docs]).count(Status.UNCHANGED) == len(list(docs.iterdir()))
+    second.close()
+
+
+def test_keyword_tokens_are_stored_for_every_chunk(kb: KnowledgeBase, ingestor: Ingestor) -> None:
+    ingestor.run([SAMPLES / "user-guide.ko.md"])
+    rows = list(kb.catalog.keyword_rows())
+    assert rows and all(row.tokens for row in rows)
+    assert len(kb.keyword_index()) == len(rows)
+    assert kb.keyword_index().search(tokenize("인용"), 5)
+
+
+def test_killed_ingest_process_leaves_a_consistent_store(
+    tmp_path: Path, embedder: UniversalSentenceEncoder
+) -> None:
+    """SIGKILL a real ``teamrag ingest`` mid-run; the next run finishes the job cleanly."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for i in range(60):
+        body = "\n\n".join(
+            f"Section {j} of file {i} talks about topic {i * 7 + j}." * 6 for j in range(8)
+        )
+        (docs / f"f{i:02d}.md").write_text(f"# File {i}\n\n{body}", encoding="utf-8")
+    data = tmp_path / "data"
+    env = {**os.environ, "TEAMRAG_DATA_DIR": str(data)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bots", "ingest", str(docs)],
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    catalog = data / "catalog.sqlite3"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if catalog.exists():
+            with sqlite3.connect(catalog) as db:
+                try:
+                    if db.execute("SELECT COUNT(*) FROM documents").fetchone()[0] >= 3:
+                        break
+                except sqlite3.OperationalError:
+                    pass
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+
+    kb = open_kb(data, embedder)
+    docs_done = kb.catalog.documents()
+    assert 3 <= len(docs_done) < 60
+    for doc in docs_done:  # every listed document is complete
+        assert len(kb.catalog.document_chunks(doc.doc_id)) == doc.n_chunks
+    report = Ingestor(kb).run([docs])
+    assert not report.failed
+    assert report.count(Status.UNCHANGED) == len(docs_done)
+    assert len(kb.catalog.documents()) == 60
+    assert kb.vectors.count() == kb.catalog.chunk_count()
+    kb.close()
