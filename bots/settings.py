@@ -31,6 +31,9 @@ class Settings(BaseSettings):
     )
     embeddings_model: str = "text-embedding-3-small"
     embed_threads: int = Field(1, ge=1, le=16, description="BLAS threads for the USE encoder.")
+    embed_processes: int = Field(
+        2, ge=1, le=32, description="Worker processes that embed during ingestion (USE only)."
+    )
 
     # Chunking
     chunk_size: int = Field(500, ge=100, le=8000)

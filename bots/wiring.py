@@ -20,7 +20,9 @@ def build_embedder(settings: Settings) -> Embedder:
             base_url=settings.openai_base_url,
             api_key=settings.openai_api_key,
         )
-    return UniversalSentenceEncoder(threads=settings.embed_threads)
+    return UniversalSentenceEncoder(
+        threads=settings.embed_threads, processes=settings.embed_processes
+    )
 
 
 def build_knowledge_base(settings: Settings) -> KnowledgeBase:
