@@ -7,10 +7,9 @@ the ``[n]`` of its source.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
-
-import numpy as np
 
 from agent.language import Language, detect_language
 from agent.retrieval.embeddings import Embedder
@@ -18,6 +17,8 @@ from agent.retrieval.tokenizer import tokenize
 from agent.retrieval.types import Chunk, SearchHit
 
 _SENTENCE_END = re.compile(r"(?<=[.!?。])\s+|(?<=다\.)|(?<=요\.)|\n{2,}")
+
+_RELATIVE_FLOOR = 0.6
 
 _TEXT: dict[Language, dict[str, str]] = {
     "ko": {
@@ -54,8 +55,10 @@ class ExtractiveAnswer:
 
 
 def split_sentences(text: str) -> list[str]:
-    # PDF text breaks lines mid-sentence: a single newline is a space, a blank line a break.
-    text = re.sub(r"(?<!\n)\n(?!\n)", " ", text)
+    # PDF text breaks lines mid-sentence: a single newline is a space, a blank line a
+    # break. Table rows and list items stay lines of their own.
+    text = re.sub(r"(?<!\n)\n(?!\n|\s*(?:\||[-*•] |\d+\. ))", " ", text)
+    text = re.sub(r"\n(?=\s*(?:\||[-*•] |\d+\. ))", "\n\n", text)
     parts = (p.strip() for p in _SENTENCE_END.split(text))
     return [p for p in parts if len(p) >= 8]
 
@@ -78,24 +81,50 @@ def extractive_answer(
     text = _TEXT[language]
     if not hits:
         return ExtractiveAnswer(text["none"], [], language)
-    q_tokens = set(tokenize(question))
     q_vec = embedder.embed_query(question)
+    passages = [(hit, _quotable(hit.chunk)) for hit in hits[:max_sources]]
+    token_sets = [[set(tokenize(s)) for s in sentences] for _, sentences in passages]
+    weight = _rarity_weights(set(tokenize(question)), [t for ts in token_sets for t in ts])
+    q_mass = sum(weight.values()) or 1.0
+    candidates = []
+    for (hit, sentences), tokens in zip(passages, token_sets, strict=True):
+        dense = embedder.embed_documents(sentences) @ q_vec
+        scored = []
+        for i, sentence_tokens in enumerate(tokens):
+            overlap = sum(w for t, w in weight.items() if t in sentence_tokens) / q_mass
+            scored.append((0.5 * overlap + 0.5 * float(dense[i]), i))
+        scored.sort(reverse=True)
+        candidates.append((hit, sentences, scored))
+    top = max(scored[0][0] for _, _, scored in candidates)
     lines = [text["intro"], ""]
     citations: list[Citation] = []
-    for hit in hits[:max_sources]:
-        sentences = split_sentences(hit.chunk.text) or [hit.chunk.text.strip()]
-        vecs = embedder.embed_documents(sentences)
-        dense = vecs @ q_vec if len(vecs) else np.zeros(len(sentences))
-        scored = []
-        for i, sentence in enumerate(sentences):
-            tokens = set(tokenize(sentence))
-            overlap = len(q_tokens & tokens) / len(q_tokens) if q_tokens else 0.0
-            scored.append((0.5 * overlap + 0.5 * float(dense[i]), i))
-        best = sorted(i for _, i in sorted(scored, reverse=True)[:sentences_per_source])
+    for hit, sentences, scored in candidates:
+        # A passage whose best sentence is much weaker than the best overall is noise.
+        if scored[0][0] < _RELATIVE_FLOOR * top and citations:
+            continue
+        keep = [i for s, i in scored[:sentences_per_source] if s >= _RELATIVE_FLOOR * scored[0][0]]
         number = _citation_number(citations, hit.chunk)
-        quote = " ".join(sentences[i] for i in best)
+        quote = " ".join(sentences[i] for i in sorted(keep))
         lines.extend([f"> {quote} [{number}]", ""])
     return ExtractiveAnswer("\n".join(lines).strip(), citations, language)
+
+
+def _quotable(chunk: Chunk) -> list[str]:
+    """Sentences that can answer: not a heading repeated in the text, not a lead-in ("...:")."""
+    headings = {h.strip() for h in chunk.heading.split(" > ")} | {chunk.title.strip()}
+    sentences = split_sentences(chunk.text)
+    good = [s for s in sentences if s not in headings and not s.endswith((":", "："))]
+    return good or sentences or [chunk.text.strip()]
+
+
+def _rarity_weights(query: set[str], sentences: list[set[str]]) -> dict[str, float]:
+    """IDF of each query term among the candidate sentences.
+
+    A term in every sentence ("team" in a table of team channels) says little;
+    the one that singles out a line ("billing") decides which line answers.
+    """
+    n = len(sentences)
+    return {term: math.log(1.0 + n / (1 + sum(term in s for s in sentences))) for term in query}
 
 
 def _citation_number(citations: list[Citation], chunk: Chunk) -> int:

@@ -48,7 +48,9 @@ def markdown_sections(text: str) -> list[Section]:
 
     def flush() -> None:
         body = "\n".join(buf).strip()
-        if body:
+        # A heading with no text of its own (a chapter title right before a subsection)
+        # lives on in its subsections' heading paths; alone it would be an empty chunk.
+        if body and not (path and body == path[-1][1]):
             sections.append(Section(text=body, heading=" > ".join(h for _, h in path)))
         buf.clear()
 

@@ -58,9 +58,9 @@ class Chunk:
             return f"p. {self.page}"
         # The top heading is usually the document title, shown already.
         parts = self.heading.split(" > ")
-        if len(parts) > 1 and parts[0] == self.title:
+        if parts and parts[0] and self.title.startswith(parts[0]):
             parts = parts[1:]
-        return " > ".join(parts) if parts != [self.title] else ""
+        return " > ".join(parts)
 
 
 @dataclass(frozen=True)
