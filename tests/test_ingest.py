@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+from agent.retrieval.catalog import Catalog
 from agent.retrieval.chunking import chunk_document
 from agent.retrieval.embeddings import UniversalSentenceEncoder
 from agent.retrieval.ingest import Ingestor, Status, document_id
@@ -225,3 +226,18 @@ def test_killed_ingest_process_leaves_a_consistent_store(
     assert len(kb.catalog.documents()) == 60
     assert kb.vectors.count() == kb.catalog.chunk_count()
     kb.close()
+
+
+def test_catalog_from_before_the_language_column_is_migrated(tmp_path: Path) -> None:
+    path = tmp_path / "catalog.sqlite3"
+    with sqlite3.connect(path) as db:
+        db.execute(
+            "CREATE TABLE chunks (chunk_id TEXT PRIMARY KEY, doc_id TEXT NOT NULL, seq INTEGER "
+            "NOT NULL, text TEXT NOT NULL, tokens TEXT NOT NULL, page INTEGER, heading TEXT "
+            "NOT NULL, link TEXT)"
+        )
+    catalog = Catalog(path)
+    assert catalog.chunk_languages(["missing"]) == {}
+    catalog.close()
+    with sqlite3.connect(path) as db:
+        assert "lang" in {row[1] for row in db.execute("PRAGMA table_info(chunks)")}

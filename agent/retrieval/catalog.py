@@ -36,7 +36,9 @@ CREATE TABLE IF NOT EXISTS chunks (
     tokens TEXT NOT NULL,
     page INTEGER,
     heading TEXT NOT NULL,
-    link TEXT
+    link TEXT,
+    -- 'ko' or 'en' (agent.language.detect_language on the chunk text), for cross-language fusion
+    lang TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS chunks_by_doc ON chunks (doc_id, seq);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -73,6 +75,13 @@ class Catalog:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(_SCHEMA)
+        self._migrate()
+
+    def _migrate(self) -> None:
+        """Bring a catalog written by an older teamrag up to this schema."""
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(chunks)")}
+        if "lang" not in columns:  # added for cross-language fusion
+            self._db.execute("ALTER TABLE chunks ADD COLUMN lang TEXT NOT NULL DEFAULT ''")
 
     def close(self) -> None:
         with self._lock:
@@ -105,16 +114,24 @@ class Catalog:
         return [DocumentRecord(*row) for row in rows]
 
     def replace_document(
-        self, record: DocumentRecord, chunks: Sequence[Chunk], tokens: Sequence[Sequence[str]]
+        self,
+        record: DocumentRecord,
+        chunks: Sequence[Chunk],
+        tokens: Sequence[Sequence[str]],
+        languages: Sequence[str] | None = None,
     ) -> list[str]:
-        """Make ``chunks`` the searchable version of the document; return the old chunk ids."""
+        """Make ``chunks`` the searchable version of the document; return the old chunk ids.
+
+        ``languages`` holds each chunk's language code (empty string if unknown).
+        """
+        langs = list(languages) if languages is not None else [""] * len(chunks)
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 old = self._chunk_ids(record.doc_id)
                 self._db.execute("DELETE FROM chunks WHERE doc_id = ?", (record.doc_id,))
                 self._db.executemany(
-                    "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [
                         (
                             c.chunk_id,
@@ -125,8 +142,9 @@ class Catalog:
                             c.page,
                             c.heading,
                             c.link,
+                            lang,
                         )
-                        for c, t in zip(chunks, tokens, strict=True)
+                        for c, t, lang in zip(chunks, tokens, langs, strict=True)
                     ],
                 )
                 self._db.executemany(
@@ -216,6 +234,21 @@ class Catalog:
                     f"{self._CHUNK_SELECT} WHERE c.chunk_id IN ({marks})", batch
                 ):
                     found[row[0]] = Chunk(*row)
+        return found
+
+    def chunk_languages(self, chunk_ids: Iterable[str]) -> dict[str, str]:
+        """{chunk_id: language code} for the given chunks that have one recorded."""
+        ids = list(dict.fromkeys(chunk_ids))
+        found: dict[str, str] = {}
+        with self._lock:
+            for start in range(0, len(ids), 500):
+                batch = ids[start : start + 500]
+                marks = ",".join("?" * len(batch))
+                for chunk_id, lang in self._db.execute(
+                    f"SELECT chunk_id, lang FROM chunks WHERE chunk_id IN ({marks}) AND lang != ''",
+                    batch,
+                ):
+                    found[str(chunk_id)] = str(lang)
         return found
 
     def neighbours(self, chunk: Chunk, radius: int = 1) -> list[Chunk]:

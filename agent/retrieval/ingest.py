@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
+from agent.language import detect_language
 from agent.retrieval.catalog import DocumentRecord
 from agent.retrieval.chunking import chunk_document
 from agent.retrieval.embeddings import EmbeddingError
@@ -187,7 +188,14 @@ class Ingestor:
             pipeline=self.kb.pipeline,
             ingested_at=0.0,
         )
-        stale = self.kb.catalog.replace_document(record, chunks, [tokenize(c.text) for c in chunks])
+        stale = self.kb.catalog.replace_document(
+            record,
+            chunks,
+            [tokenize(c.text) for c in chunks],
+            # Per-chunk language lets hybrid search protect cross-language answers (fusion.py).
+            # A regex count over the chunk: ~0.05 ms, under 1 % of the embedding time.
+            [detect_language(c.text) for c in chunks],
+        )
         self._delete_vectors(stale)
         return FileResult(source, Status.UPDATED if existing else Status.ADDED, len(chunks))
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from agent.language import detect_language
 from agent.retrieval.catalog import Catalog
 from agent.retrieval.chunking import ChunkingConfig
 from agent.retrieval.embeddings import Embedder
@@ -112,7 +113,15 @@ class KnowledgeBase:
         elif opts.mode == "dense":
             ranked = list(dense.items())
         else:
-            ranked = fuse(keyword, dense, query_idf_sum=idf_sum)
+            # Chunk languages let the fusion keep other-language answers for cross-language
+            # questions in a mixed Korean/English index (fusion.py).
+            ranked = fuse(
+                keyword,
+                dense,
+                query_idf_sum=idf_sum,
+                query_language=detect_language(query),
+                languages=self.catalog.chunk_languages(keyword.keys() | dense.keys()),
+            )
         # Over-fetch: vectors of a version the catalog no longer lists are skipped here.
         top = ranked[: opts.k * 2 + 10]
         chunks = self.catalog.chunks(cid for cid, _ in top)
