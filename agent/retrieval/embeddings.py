@@ -16,6 +16,8 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from agent.retrieval import use_worker
+
 Vectors = npt.NDArray[np.float32]
 
 
@@ -32,6 +34,10 @@ class Embedder(Protocol):
     def embed_documents(self, texts: list[str]) -> Vectors: ...
 
     def embed_query(self, text: str) -> Vectors: ...
+
+    def close(self) -> None:
+        """Release worker processes or connections."""
+        ...
 
 
 def _normalise(rows: Vectors) -> Vectors:
@@ -85,7 +91,7 @@ class UniversalSentenceEncoder:
             self._pool = ProcessPoolExecutor(
                 self._processes,
                 mp_context=get_context("spawn"),
-                initializer=_worker_init,
+                initializer=use_worker.init,
                 initargs=(self._threads,),
             )
         # Contiguous slices of about equal character count keep the workers even.
@@ -98,7 +104,7 @@ class UniversalSentenceEncoder:
                 part += 1
         bounds.append(len(texts))
         slices = [texts[a:b] for a, b in itertools.pairwise(bounds) if b > a]
-        return np.concatenate(list(self._pool.map(_worker_encode, slices)))
+        return np.concatenate(list(self._pool.map(use_worker.encode, slices)))
 
     def close(self) -> None:
         if self._pool is not None:
@@ -111,7 +117,6 @@ class UniversalSentenceEncoder:
 
 
 _PARALLEL_MIN_BATCH = 32
-_worker_model: Any = None
 
 
 def _load_use(threads: int) -> Any:
@@ -120,15 +125,6 @@ def _load_use(threads: int) -> Any:
     model = USE(threads=threads)
     model.encode(["warm up"])  # loads the 65 MB table now, not on the first question
     return model
-
-
-def _worker_init(threads: int) -> None:
-    global _worker_model
-    _worker_model = _load_use(threads)
-
-
-def _worker_encode(texts: list[str]) -> Vectors:
-    return np.asarray(_worker_model.encode(texts), dtype=np.float32)
 
 
 class OpenAICompatibleEmbedder:
@@ -167,6 +163,9 @@ class OpenAICompatibleEmbedder:
                 "the built-in multilingual encoder"
             ) from exc
         return _normalise(np.asarray(rows, dtype=np.float32))
+
+    def close(self) -> None:
+        """Nothing to release: the HTTP client closes with the process."""
 
     def embed_documents(self, texts: list[str]) -> Vectors:
         if not texts:

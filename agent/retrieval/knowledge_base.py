@@ -68,6 +68,7 @@ class KnowledgeBase:
 
     def close(self) -> None:
         self.catalog.close()
+        self.embedder.close()
 
     # -- keyword index freshness ---------------------------------------------
     def keyword_index(self) -> KeywordIndex:
