@@ -51,7 +51,7 @@ def make_corpus(folder: Path, pool: list[str], target_chunks: int, chunk_size: i
     rng = random.Random(7)
     folder.mkdir(parents=True, exist_ok=True)
     per_doc_chars = chunk_size * 10
-    n_docs = target_chunks // 10
+    n_docs = target_chunks // 15  # a document of ten chunk sizes splits into ~15 chunks
     for i in range(n_docs):
         paragraphs: list[str] = []
         length = 0

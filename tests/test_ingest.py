@@ -11,7 +11,9 @@ import sys
 import time
 from pathlib import Path
 
-from agent.retrieval.catalog import Catalog
+import pytest
+
+from agent.retrieval.catalog import Catalog, CatalogError
 from agent.retrieval.chunking import chunk_document
 from agent.retrieval.embeddings import UniversalSentenceEncoder
 from agent.retrieval.ingest import Ingestor, Status, document_id
@@ -92,7 +94,8 @@ def test_prune_removes_documents_whose_files_are_gone(
     pruned = ingestor.run([docs], prune=True)
     assert [Path(r.path).name for r in pruned.results if r.status is Status.REMOVED] == ["gone.md"]
     assert "PERIWINKLE" not in _texts(kb, "secret codename")
-    assert kb.vectors.count() == kb.catalog.chunk_count()
+    assert kb.vectors.count() == kb.catalog.chunk_count() == len(kb.keyword_index())
+    assert kb.search("PERIWINKLE", SearchOptions(mode="keyword")) == []
 
 
 def test_bad_files_are_reported_and_the_rest_ingested(
@@ -176,9 +179,10 @@ def test_state_survives_reopening(tmp_path: Path, embedder: UniversalSentenceEnc
 def test_keyword_tokens_are_stored_for_every_chunk(kb: KnowledgeBase, ingestor: Ingestor) -> None:
     ingestor.run([SAMPLES / "user-guide.ko.md"])
     rows = list(kb.catalog.keyword_rows())
-    assert rows and all(row.tokens for row in rows)
+    assert rows and all(len(row.term_ids) == len(row.counts) > 0 for row in rows)
+    assert all(row.length == row.counts.sum() for row in rows)
     assert len(kb.keyword_index()) == len(rows)
-    assert kb.keyword_index().search(tokenize("인용"), 5)
+    assert kb.keyword_index().search(kb.catalog.term_ids(tokenize("인용")), 5)
 
 
 def test_killed_ingest_process_leaves_a_consistent_store(
@@ -228,7 +232,7 @@ def test_killed_ingest_process_leaves_a_consistent_store(
     kb.close()
 
 
-def test_catalog_from_before_the_language_column_is_migrated(tmp_path: Path) -> None:
+def test_catalog_from_an_older_teamrag_names_the_fix(tmp_path: Path) -> None:
     path = tmp_path / "catalog.sqlite3"
     with sqlite3.connect(path) as db:
         db.execute(
@@ -236,8 +240,5 @@ def test_catalog_from_before_the_language_column_is_migrated(tmp_path: Path) -> 
             "NOT NULL, text TEXT NOT NULL, tokens TEXT NOT NULL, page INTEGER, heading TEXT "
             "NOT NULL, link TEXT)"
         )
-    catalog = Catalog(path)
-    assert catalog.chunk_languages(["missing"]) == {}
-    catalog.close()
-    with sqlite3.connect(path) as db:
-        assert "lang" in {row[1] for row in db.execute("PRAGMA table_info(chunks)")}
+    with pytest.raises(CatalogError, match="older teamrag; delete the folder"):
+        Catalog(path)

@@ -11,10 +11,14 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
+from agent.retrieval.keyword import KeywordRow
 from agent.retrieval.types import Chunk
 
 _SCHEMA = """
@@ -33,7 +37,10 @@ CREATE TABLE IF NOT EXISTS chunks (
     doc_id TEXT NOT NULL,
     seq INTEGER NOT NULL,
     text TEXT NOT NULL,
-    tokens TEXT NOT NULL,
+    -- keyword terms: token count, distinct term ids (int32) and their counts (float32)
+    length INTEGER NOT NULL,
+    term_ids BLOB NOT NULL,
+    term_counts BLOB NOT NULL,
     page INTEGER,
     heading TEXT NOT NULL,
     link TEXT,
@@ -42,6 +49,8 @@ CREATE TABLE IF NOT EXISTS chunks (
 );
 CREATE INDEX IF NOT EXISTS chunks_by_doc ON chunks (doc_id, seq);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+-- Keyword vocabulary: ids never change, so stored term ids stay valid.
+CREATE TABLE IF NOT EXISTS terms (id INTEGER PRIMARY KEY, term TEXT NOT NULL UNIQUE);
 -- Vectors written for a version that is not switched in yet. A crash leaves them
 -- here, so the next run deletes exactly those instead of scanning the vector store.
 CREATE TABLE IF NOT EXISTS pending_vectors (chunk_id TEXT PRIMARY KEY);
@@ -60,11 +69,8 @@ class DocumentRecord:
     ingested_at: float
 
 
-@dataclass(frozen=True)
-class KeywordRow:
-    chunk_id: str
-    scope: str
-    tokens: list[str]
+class CatalogError(Exception):
+    """The catalog file cannot be used; the message says how to fix it."""
 
 
 class Catalog:
@@ -74,14 +80,15 @@ class Catalog:
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(_SCHEMA)
-        self._migrate()
-
-    def _migrate(self) -> None:
-        """Bring a catalog written by an older teamrag up to this schema."""
         columns = {row[1] for row in self._db.execute("PRAGMA table_info(chunks)")}
-        if "lang" not in columns:  # added for cross-language fusion
-            self._db.execute("ALTER TABLE chunks ADD COLUMN lang TEXT NOT NULL DEFAULT ''")
+        if columns and not {"term_ids", "lang"} <= columns:
+            self._db.close()
+            raise CatalogError(
+                f"{path} was written by an older teamrag; delete the folder "
+                f"{path.parent} and run `teamrag ingest` again (documents are re-read "
+                "from their files)"
+            )
+        self._db.executescript(_SCHEMA)
 
     def close(self) -> None:
         with self._lock:
@@ -122,30 +129,35 @@ class Catalog:
     ) -> list[str]:
         """Make ``chunks`` the searchable version of the document; return the old chunk ids.
 
-        ``languages`` holds each chunk's language code (empty string if unknown).
+        ``tokens`` are each chunk's keyword tokens; ``languages`` each chunk's
+        language code (empty if unknown).
         """
         langs = list(languages) if languages is not None else [""] * len(chunks)
+        counted = [Counter(t) for t in tokens]
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
+                term_id = self._add_terms({term for c in counted for term in c})
+                rows = [
+                    (
+                        c.chunk_id,
+                        c.doc_id,
+                        c.seq,
+                        c.text,
+                        len(t),
+                        np.fromiter((term_id[term] for term in counts), np.int32).tobytes(),
+                        np.fromiter(counts.values(), np.float32).tobytes(),
+                        c.page,
+                        c.heading,
+                        c.link,
+                        lang,
+                    )
+                    for c, t, counts, lang in zip(chunks, tokens, counted, langs, strict=True)
+                ]
                 old = self._chunk_ids(record.doc_id)
                 self._db.execute("DELETE FROM chunks WHERE doc_id = ?", (record.doc_id,))
                 self._db.executemany(
-                    "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [
-                        (
-                            c.chunk_id,
-                            c.doc_id,
-                            c.seq,
-                            c.text,
-                            " ".join(t),
-                            c.page,
-                            c.heading,
-                            c.link,
-                            lang,
-                        )
-                        for c, t, lang in zip(chunks, tokens, langs, strict=True)
-                    ],
+                    "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows
                 )
                 self._db.executemany(
                     "DELETE FROM pending_vectors WHERE chunk_id = ?",
@@ -170,6 +182,35 @@ class Catalog:
                 self._db.execute("ROLLBACK")
                 raise
         return [cid for cid in old if cid not in {c.chunk_id for c in chunks}]
+
+    def _add_terms(self, terms: set[str]) -> dict[str, int]:
+        """Ids of ``terms``, adding the new ones (inside the caller's transaction)."""
+        self._db.executemany("INSERT OR IGNORE INTO terms (term) VALUES (?)", [(t,) for t in terms])
+        return {
+            t: i
+            for t, i in zip(terms, self._lookup_terms(list(terms)), strict=True)
+            if i is not None
+        }
+
+    def _lookup_terms(self, terms: list[str]) -> list[int | None]:
+        found: dict[str, int] = {}
+        for start in range(0, len(terms), 500):
+            batch = terms[start : start + 500]
+            marks = ",".join("?" * len(batch))
+            for term, term_id in self._db.execute(
+                f"SELECT term, id FROM terms WHERE term IN ({marks})", batch
+            ):
+                found[term] = int(term_id)
+        return [found.get(t) for t in terms]
+
+    def term_ids(self, tokens: Sequence[str]) -> list[int | None]:
+        """The id of each query token, None for a word no document has ever used."""
+        with self._lock:
+            return self._lookup_terms(list(tokens))
+
+    def term_count(self) -> int:
+        with self._lock:
+            return int(self._db.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM terms").fetchone()[0])
 
     def remove_document(self, doc_id: str) -> list[str]:
         with self._lock:
@@ -269,14 +310,20 @@ class Catalog:
         return [Chunk(*row) for row in rows]
 
     def keyword_rows(self) -> Iterator[KeywordRow]:
-        """Every current chunk's scope and tokens, for rebuilding the keyword index."""
+        """Every current chunk's scope and terms, for rebuilding the keyword index."""
         with self._lock:
             rows = self._db.execute(
-                "SELECT c.chunk_id, d.scope, c.tokens FROM chunks c JOIN documents d "
-                "USING (doc_id) ORDER BY c.rowid"
+                "SELECT c.chunk_id, d.scope, c.length, c.term_ids, c.term_counts FROM chunks c "
+                "JOIN documents d USING (doc_id) ORDER BY c.rowid"
             ).fetchall()
-        for chunk_id, scope, tokens in rows:
-            yield KeywordRow(chunk_id, scope, tokens.split())
+        for chunk_id, scope, length, term_ids, counts in rows:
+            yield KeywordRow(
+                chunk_id,
+                scope,
+                int(length),
+                np.frombuffer(term_ids, dtype=np.int32),
+                np.frombuffer(counts, dtype=np.float32),
+            )
 
     def chunk_count(self) -> int:
         with self._lock:

@@ -83,7 +83,9 @@ class KnowledgeBase:
                 return self._keyword
             index = KeywordIndex.load(self._keyword_dir)
             if index is None or index.generation != generation:
-                index = KeywordIndex.build(self.catalog.keyword_rows(), generation)
+                index = KeywordIndex.build(
+                    self.catalog.keyword_rows(), self.catalog.term_count(), generation
+                )
                 index.save(self._keyword_dir)
             self._keyword = index
             return index
@@ -103,9 +105,9 @@ class KnowledgeBase:
         idf_sum = 0.0
         if opts.mode in ("hybrid", "keyword"):
             index = self.keyword_index()
-            tokens = tokenize(query)
-            keyword = dict(index.search(tokens, pool, opts.scopes))
-            idf_sum = index.query_idf_sum(tokens)
+            terms = self.catalog.term_ids(tokenize(query))
+            keyword = dict(index.search(terms, pool, opts.scopes))
+            idf_sum = index.query_idf_sum(terms)
         if opts.mode in ("hybrid", "dense"):
             vector = self.embedder.embed_query(query)
             dense = dict(self.vectors.query(vector, pool, opts.scopes))
