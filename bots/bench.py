@@ -20,16 +20,13 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.progress import Progress
 
 from agent.retrieval.ingest import Ingestor
 from agent.retrieval.knowledge_base import KnowledgeBase, SearchMode, SearchOptions
-from bots.settings import Settings
-from bots.wiring import build_knowledge_base
+from bots.common import err, knowledge_base, settings_or_exit
 
 bench_app = typer.Typer(help="Measure retrieval quality and speed.", no_args_is_help=True)
-err = Console(stderr=True)
 
 
 @dataclass(frozen=True)
@@ -120,12 +117,9 @@ def retrieval(
             target = docs / f"{name}.txt"
             if not target.exists():
                 target.write_text(text, encoding="utf-8")
-        settings = Settings().model_copy(update={"data_dir": root / "index"})
-        kb = build_knowledge_base(settings)
-        try:
+        settings = settings_or_exit().model_copy(update={"data_dir": root / "index"})
+        with knowledge_base(settings) as kb:
             result = _run(kb, docs, questions, search_mode)
-        finally:
-            kb.close()
     files = [f.name for f in squad] + ([questions_file.name] if questions_file else [])
     result = {"files": files, "mode": mode, "paragraphs": len(paragraphs), **result}
     if json_out:

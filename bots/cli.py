@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -15,13 +13,10 @@ from rich.table import Table
 
 from adapters import console as view
 from agent.extractive import extractive_answer
-from agent.retrieval.embeddings import EmbeddingError
 from agent.retrieval.ingest import Ingestor, validate_scope
-from agent.retrieval.knowledge_base import KnowledgeBase, SearchMode, SearchOptions
-from agent.retrieval.vectors import VectorStoreError
+from agent.retrieval.knowledge_base import SearchMode, SearchOptions
 from bots.bench import bench_app
-from bots.settings import Settings
-from bots.wiring import build_knowledge_base
+from bots.common import err, knowledge_base, settings_or_exit
 
 app = typer.Typer(
     help="teamrag: answers a team's questions from its own documents, with citations.",
@@ -30,24 +25,6 @@ app = typer.Typer(
 )
 app.add_typer(bench_app, name="bench")
 out = Console()
-err = Console(stderr=True)
-
-
-@contextmanager
-def knowledge_base() -> Iterator[KnowledgeBase]:
-    """Open the configured knowledge base; turn known failures into one clear line."""
-    try:
-        kb = build_knowledge_base(Settings())
-    except (VectorStoreError, EmbeddingError, ValueError) as exc:
-        err.print(f"[red]error:[/red] {exc}", highlight=False)
-        raise typer.Exit(1) from None
-    try:
-        yield kb
-    except (VectorStoreError, EmbeddingError) as exc:
-        err.print(f"[red]error:[/red] {exc}", highlight=False)
-        raise typer.Exit(1) from None
-    finally:
-        kb.close()
 
 
 def _scopes(scope: list[str] | None) -> frozenset[str] | None:
@@ -70,13 +47,13 @@ def ingest(
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="List ignored files.")] = False,
 ) -> None:
     """Load md, txt, pdf, html and docx files into the knowledge base."""
-    settings = Settings()
+    settings = settings_or_exit()
     try:
         scope = validate_scope(scope or settings.default_scope)
     except ValueError as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
-    with knowledge_base() as kb:
+    with knowledge_base(settings_or_exit()) as kb:
         with Progress(
             TextColumn("[bold]Ingesting"),
             BarColumn(),
@@ -111,7 +88,7 @@ def search(
         err.print("[red]error:[/red] --mode must be hybrid, dense or keyword")
         raise typer.Exit(2)
     search_mode: SearchMode = mode  # type: ignore[assignment]
-    with knowledge_base() as kb:
+    with knowledge_base(settings_or_exit()) as kb:
         hits = kb.search(query, SearchOptions(k=k, scopes=_scopes(scope), mode=search_mode))
     if json_out:
         import json
@@ -128,8 +105,8 @@ def ask(
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Answer a question from the documents, quoting the passages it comes from."""
-    settings = Settings()
-    with knowledge_base() as kb:
+    settings = settings_or_exit()
+    with knowledge_base(settings_or_exit()) as kb:
         if kb.catalog.chunk_count() == 0:
             err.print(
                 "The knowledge base is empty: run `teamrag ingest PATH` first "
@@ -147,8 +124,8 @@ def ask(
 @app.command()
 def status() -> None:
     """List the ingested documents and the parts in use."""
-    settings = Settings()
-    with knowledge_base() as kb:
+    settings = settings_or_exit()
+    with knowledge_base(settings_or_exit()) as kb:
         docs = kb.catalog.documents()
         table = Table(title=f"{len(docs)} documents, {kb.catalog.chunk_count()} chunks")
         for name in ("source", "title", "scope", "chunks"):

@@ -46,3 +46,24 @@ class Settings(BaseSettings):
     chroma_url: str | None = Field(None, validation_alias=AliasChoices("CHROMA_URL"))
     openai_api_key: str | None = Field(None, validation_alias=AliasChoices("OPENAI_API_KEY"))
     openai_base_url: str | None = Field(None, validation_alias=AliasChoices("OPENAI_BASE_URL"))
+
+
+class SettingsError(Exception):
+    """A setting has a bad value; the message names the variable and the problem."""
+
+
+def load_settings() -> Settings:
+    """Read the settings, turning validation errors into one line per bad variable."""
+    from pydantic import ValidationError
+
+    try:
+        return Settings()
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors():
+            field = str(error["loc"][0]) if error["loc"] else "?"
+            name = (
+                field.upper() if field.isupper() or "_" not in field else f"TEAMRAG_{field.upper()}"
+            )
+            problems.append(f"{name}: {error['msg']} (got {error.get('input')!r})")
+        raise SettingsError("invalid settings: " + "; ".join(problems)) from None

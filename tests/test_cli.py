@@ -154,3 +154,23 @@ def test_readme_commands_are_the_ones_ci_runs() -> None:
     ci = (REPO / ".ci" / "run").read_text("utf-8")
     assert "make demo" in readme and "make test" in readme
     assert "make test" in ci
+
+
+def test_bad_setting_names_the_variable(
+    env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TEAMRAG_CHUNK_SIZE", "huge")
+    result = runner.invoke(app, ["search", "anything"])
+    assert result.exit_code == 2
+    assert "TEAMRAG_CHUNK_SIZE" in result.output and "'huge'" in result.output
+
+
+def test_unwritable_data_folder_names_the_fix(
+    env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the data folder should be", "utf-8")
+    monkeypatch.setenv("TEAMRAG_DATA_DIR", str(blocker / "data"))
+    result = runner.invoke(app, ["search", "anything"])
+    assert result.exit_code == 1
+    assert "TEAMRAG_DATA_DIR" in result.output and "Traceback" not in result.output
