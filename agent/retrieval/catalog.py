@@ -89,6 +89,7 @@ class Catalog:
                 "from their files)"
             )
         self._db.executescript(_SCHEMA)
+        self._term_cache: dict[str, int] = {}
 
     def close(self) -> None:
         with self._lock:
@@ -180,20 +181,26 @@ class Catalog:
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
+                self._term_cache.clear()  # ids of terms added by this transaction are void
                 raise
         return [cid for cid in old if cid not in {c.chunk_id for c in chunks}]
 
     def _add_terms(self, terms: set[str]) -> dict[str, int]:
-        """Ids of ``terms``, adding the new ones (inside the caller's transaction)."""
-        self._db.executemany("INSERT OR IGNORE INTO terms (term) VALUES (?)", [(t,) for t in terms])
-        return {
-            t: i
-            for t, i in zip(terms, self._lookup_terms(list(terms)), strict=True)
-            if i is not None
-        }
+        """Ids of ``terms``, adding the new ones (inside the caller's transaction).
+
+        Ids never change once given, so known ones are cached: ingestion then asks
+        SQLite only about words it has not seen yet.
+        """
+        new = [t for t in terms if t not in self._term_cache]
+        if new:
+            self._db.executemany(
+                "INSERT OR IGNORE INTO terms (term) VALUES (?)", [(t,) for t in new]
+            )
+            self._lookup_terms(new)
+        return {t: self._term_cache[t] for t in terms}
 
     def _lookup_terms(self, terms: list[str]) -> list[int | None]:
-        found: dict[str, int] = {}
+        found = self._term_cache
         for start in range(0, len(terms), 500):
             batch = terms[start : start + 500]
             marks = ",".join("?" * len(batch))
