@@ -13,8 +13,10 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -135,55 +137,57 @@ class Catalog:
         """
         langs = list(languages) if languages is not None else [""] * len(chunks)
         counted = [Counter(t) for t in tokens]
+        with self._transaction():
+            term_id = self._add_terms({term for c in counted for term in c})
+            rows = [
+                (c.chunk_id, c.doc_id, c.seq, c.text, len(t),
+                 np.fromiter((term_id[term] for term in counts), np.int32).tobytes(),
+                 np.fromiter(counts.values(), np.float32).tobytes(),
+                 c.page, c.heading, c.link, lang)
+                for c, t, counts, lang in zip(chunks, tokens, counted, langs, strict=True)
+            ]  # fmt: skip
+            old = self._chunk_ids(record.doc_id)
+            self._db.execute("DELETE FROM chunks WHERE doc_id = ?", (record.doc_id,))
+            self._db.executemany(
+                "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows
+            )
+            self._db.executemany(
+                "DELETE FROM pending_vectors WHERE chunk_id = ?", [(c.chunk_id,) for c in chunks]
+            )
+            self._db.execute(
+                "INSERT OR REPLACE INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (record.doc_id, record.source, record.scope, record.title, record.content_hash,
+                 len(chunks), record.pipeline, time.time()),
+            )  # fmt: skip
+        return [cid for cid in old if cid not in {c.chunk_id for c in chunks}]
+
+    def remove_document(self, doc_id: str) -> list[str]:
+        with self._transaction():
+            old = self._chunk_ids(doc_id)
+            self._db.execute("DELETE FROM chunks WHERE doc_id = ?", (doc_id,))
+            self._db.execute("DELETE FROM documents WHERE doc_id = ?", (doc_id,))
+        return old
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """One atomic change to the catalog; it bumps the generation when it commits."""
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
-                term_id = self._add_terms({term for c in counted for term in c})
-                rows = [
-                    (
-                        c.chunk_id,
-                        c.doc_id,
-                        c.seq,
-                        c.text,
-                        len(t),
-                        np.fromiter((term_id[term] for term in counts), np.int32).tobytes(),
-                        np.fromiter(counts.values(), np.float32).tobytes(),
-                        c.page,
-                        c.heading,
-                        c.link,
-                        lang,
-                    )
-                    for c, t, counts, lang in zip(chunks, tokens, counted, langs, strict=True)
-                ]
-                old = self._chunk_ids(record.doc_id)
-                self._db.execute("DELETE FROM chunks WHERE doc_id = ?", (record.doc_id,))
-                self._db.executemany(
-                    "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows
-                )
-                self._db.executemany(
-                    "DELETE FROM pending_vectors WHERE chunk_id = ?",
-                    [(c.chunk_id,) for c in chunks],
-                )
-                self._db.execute(
-                    "INSERT OR REPLACE INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        record.doc_id,
-                        record.source,
-                        record.scope,
-                        record.title,
-                        record.content_hash,
-                        len(chunks),
-                        record.pipeline,
-                        time.time(),
-                    ),
-                )
+                yield
                 self._bump()
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
                 self._term_cache.clear()  # ids of terms added by this transaction are void
                 raise
-        return [cid for cid in old if cid not in {c.chunk_id for c in chunks}]
+
+    def _select_in(self, sql: str, values: Sequence[str]) -> Iterator[Any]:
+        """Rows of ``sql`` (with one ``{marks}`` for an IN list) over ``values``, in batches
+        small enough for SQLite's parameter limit. The caller holds the lock."""
+        for start in range(0, len(values), 500):
+            batch = values[start : start + 500]
+            yield from self._db.execute(sql.format(marks=",".join("?" * len(batch))), batch)
 
     def _add_terms(self, terms: set[str]) -> dict[str, int]:
         """Ids of ``terms``, adding the new ones (inside the caller's transaction).
@@ -200,15 +204,10 @@ class Catalog:
         return {t: self._term_cache[t] for t in terms}
 
     def _lookup_terms(self, terms: list[str]) -> list[int | None]:
-        found = self._term_cache
-        for start in range(0, len(terms), 500):
-            batch = terms[start : start + 500]
-            marks = ",".join("?" * len(batch))
-            for term, term_id in self._db.execute(
-                f"SELECT term, id FROM terms WHERE term IN ({marks})", batch
-            ):
-                found[term] = int(term_id)
-        return [found.get(t) for t in terms]
+        sql = "SELECT term, id FROM terms WHERE term IN ({marks})"
+        for term, term_id in self._select_in(sql, terms):
+            self._term_cache[term] = int(term_id)
+        return [self._term_cache.get(t) for t in terms]
 
     def term_ids(self, tokens: Sequence[str]) -> list[int | None]:
         """The id of each query token, None for a word no document has ever used."""
@@ -218,20 +217,6 @@ class Catalog:
     def term_count(self) -> int:
         with self._lock:
             return int(self._db.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM terms").fetchone()[0])
-
-    def remove_document(self, doc_id: str) -> list[str]:
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                old = self._chunk_ids(doc_id)
-                self._db.execute("DELETE FROM chunks WHERE doc_id = ?", (doc_id,))
-                self._db.execute("DELETE FROM documents WHERE doc_id = ?", (doc_id,))
-                self._bump()
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-        return old
 
     def mark_pending(self, chunk_ids: Sequence[str]) -> None:
         """Record vectors about to be written, before they are written."""
@@ -272,32 +257,20 @@ class Catalog:
     )
 
     def chunks(self, chunk_ids: Iterable[str]) -> dict[str, Chunk]:
-        ids = list(dict.fromkeys(chunk_ids))
-        found: dict[str, Chunk] = {}
+        sql = f"{self._CHUNK_SELECT} WHERE c.chunk_id IN ({{marks}})"
         with self._lock:
-            for start in range(0, len(ids), 500):
-                batch = ids[start : start + 500]
-                marks = ",".join("?" * len(batch))
-                for row in self._db.execute(
-                    f"{self._CHUNK_SELECT} WHERE c.chunk_id IN ({marks})", batch
-                ):
-                    found[row[0]] = Chunk(*row)
-        return found
+            return {
+                row[0]: Chunk(*row) for row in self._select_in(sql, list(dict.fromkeys(chunk_ids)))
+            }
 
     def chunk_languages(self, chunk_ids: Iterable[str]) -> dict[str, str]:
         """{chunk_id: language code} for the given chunks that have one recorded."""
-        ids = list(dict.fromkeys(chunk_ids))
-        found: dict[str, str] = {}
+        sql = "SELECT chunk_id, lang FROM chunks WHERE chunk_id IN ({marks}) AND lang != ''"
         with self._lock:
-            for start in range(0, len(ids), 500):
-                batch = ids[start : start + 500]
-                marks = ",".join("?" * len(batch))
-                for chunk_id, lang in self._db.execute(
-                    f"SELECT chunk_id, lang FROM chunks WHERE chunk_id IN ({marks}) AND lang != ''",
-                    batch,
-                ):
-                    found[str(chunk_id)] = str(lang)
-        return found
+            return {
+                str(cid): str(lang)
+                for cid, lang in self._select_in(sql, list(dict.fromkeys(chunk_ids)))
+            }
 
     def neighbours(self, chunk: Chunk, radius: int = 1) -> list[Chunk]:
         with self._lock:
