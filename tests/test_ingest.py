@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.retrieval.catalog import Catalog, CatalogError
+from agent.retrieval.catalog import Catalog, CatalogError, DocumentRecord
 from agent.retrieval.chunking import chunk_document
 from agent.retrieval.embeddings import UniversalSentenceEncoder
 from agent.retrieval.ingest import Ingestor, Status, document_id
@@ -242,3 +242,41 @@ def test_catalog_from_an_older_teamrag_names_the_fix(tmp_path: Path) -> None:
         )
     with pytest.raises(CatalogError, match="older teamrag; delete the folder"):
         Catalog(path)
+
+
+def test_a_searching_process_sees_another_process_ingest(
+    tmp_path: Path, embedder: UniversalSentenceEncoder
+) -> None:
+    """A bot's knowledge base picks up what the ingest command wrote, keyword side included."""
+    data = tmp_path / "data"
+    bot = open_kb(data, embedder)
+    assert bot.search("ZIRCONIUM rota") == []
+    doc = tmp_path / "rota.md"
+    doc.write_text("# Rota\n\nThe ZIRCONIUM rota starts on Monday.", encoding="utf-8")
+    cli = open_kb(data, embedder)
+    Ingestor(cli).run([doc])
+    cli.close()
+    hits = bot.search("ZIRCONIUM rota", SearchOptions(mode="keyword"))
+    assert hits and "ZIRCONIUM" in hits[0].chunk.text
+    bot.close()
+
+
+def test_searches_during_another_process_ingest_do_not_rebuild_each_time(
+    tmp_path: Path, embedder: UniversalSentenceEncoder
+) -> None:
+    data = tmp_path / "data"
+    doc = tmp_path / "a.md"
+    doc.write_text("# A\n\nThe first fact.", encoding="utf-8")
+    writer = open_kb(data, embedder)
+    Ingestor(writer).run([doc])
+    bot = open_kb(data, embedder)
+    before = bot.keyword_index()
+    # The other process has switched a document but not yet saved a new index (mid-run).
+    loaded = load_document(doc, b"# A\n\nThe second fact.")
+    chunks = chunk_document(loaded, doc_id="d2", source=str(tmp_path / "b.md"), content_hash="b")
+    record = DocumentRecord("d2", str(tmp_path / "b.md"), "public", "B", "b", 1, "p", 0.0)
+    writer.catalog.replace_document(record, chunks, [tokenize(c.text) for c in chunks])
+    assert bot.keyword_index() is before  # served as is for a few seconds
+    assert bot.keyword_index(fresh=True).generation == writer.catalog.generation
+    writer.close()
+    bot.close()

@@ -28,6 +28,7 @@ K1 = 1.5
 B = 0.75
 _ARRAYS = "index.npz"
 _ROWS = "rows.json"
+_GENERATION = "generation"
 
 
 @dataclass(frozen=True)
@@ -116,12 +117,21 @@ class KeywordIndex:
             ),
             encoding="utf-8",
         )
+        (tmp / _GENERATION).write_text(str(self.generation), encoding="utf-8")
         old = directory.with_name(directory.name + ".old")
         shutil.rmtree(old, ignore_errors=True)
         if directory.exists():
             directory.rename(old)
         tmp.rename(directory)
         shutil.rmtree(old, ignore_errors=True)
+
+    @staticmethod
+    def saved_generation(directory: Path) -> int | None:
+        """The generation of the index saved in ``directory``, read without loading it."""
+        try:
+            return int((directory / _GENERATION).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
 
     @classmethod
     def load(cls, directory: Path) -> KeywordIndex | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import re
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -28,6 +29,7 @@ from agent.retrieval.vectors import VectorStore
 
 SearchMode = Literal["hybrid", "dense", "keyword"]
 CANDIDATES = 50
+KEYWORD_REFRESH_S = 10.0
 
 
 def collection_name(embedder_name: str) -> str:
@@ -59,6 +61,7 @@ class KnowledgeBase:
         self._keyword_dir = data_dir / "keyword"
         self._keyword: KeywordIndex | None = None
         self._keyword_lock = threading.Lock()
+        self._keyword_loaded_at = 0.0
 
     @property
     def pipeline(self) -> str:
@@ -71,27 +74,39 @@ class KnowledgeBase:
         self.embedder.close()
 
     # -- keyword index freshness ---------------------------------------------
-    def keyword_index(self) -> KeywordIndex:
+    def keyword_index(self, *, fresh: bool = False) -> KeywordIndex:
         """The BM25 index for the catalog's current generation (loaded or rebuilt as needed).
 
-        Another process (the ``ingest`` CLI next to a running bot) may have
-        changed the catalog, so the generation is checked on every search.
+        Another process (the ``ingest`` CLI next to a running bot) may be changing
+        the catalog, one document at a time. Searches then keep using the index
+        they have for up to ``KEYWORD_REFRESH_S`` seconds instead of rebuilding it
+        after every document: a stale index only misses the newest chunks (dense
+        search still finds them), and chunks it lists that are gone are dropped
+        by the catalog lookup. ``fresh`` forces the current generation.
         """
         generation = self.catalog.generation
         with self._keyword_lock:
-            if self._keyword is not None and self._keyword.generation == generation:
-                return self._keyword
-            index = KeywordIndex.load(self._keyword_dir)
+            current = self._keyword
+            if current is not None and current.generation == generation:
+                return current
+            # The ingest command saves the index when it finishes: take that if it is current.
+            index = None
+            if KeywordIndex.saved_generation(self._keyword_dir) == generation:
+                index = KeywordIndex.load(self._keyword_dir)
+            recent = time.monotonic() - self._keyword_loaded_at < KEYWORD_REFRESH_S
+            if index is None and current is not None and recent and not fresh:
+                return current
             if index is None or index.generation != generation:
                 index = KeywordIndex.build(
                     self.catalog.keyword_rows(), self.catalog.term_count(), generation
                 )
                 index.save(self._keyword_dir)
             self._keyword = index
+            self._keyword_loaded_at = time.monotonic()
             return index
 
     def refresh_keyword_index(self) -> None:
-        self.keyword_index()
+        self.keyword_index(fresh=True)
 
     # -- search ---------------------------------------------------------------
     def search(self, query: str, options: SearchOptions | None = None) -> list[SearchHit]:
