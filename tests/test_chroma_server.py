@@ -36,3 +36,24 @@ def test_unreachable_chroma_server_names_the_fix(tmp_path: Path) -> None:
         VectorStore.remote(url, "teamrag-test")
     message = str(info.value)
     assert url in message and "unset CHROMA_URL" in message
+
+
+def test_chroma_server_going_away_fails_the_file_and_keeps_the_catalog(
+    tmp_path: Path, embedder: UniversalSentenceEncoder
+) -> None:
+    doc = tmp_path / "a.md"
+    doc.write_text("# Lunch\n\nLunch is served at noon.", encoding="utf-8")
+    with chroma_server(tmp_path / "chroma-server") as url:
+        vectors = VectorStore.remote(url, collection_name(embedder.name))
+        kb = KnowledgeBase(tmp_path / "data", embedder, vectors)
+        Ingestor(kb).run([doc])
+    # The server is stopped now.
+    doc.write_text("# Lunch\n\nLunch moved to one o'clock.", encoding="utf-8")
+    report = Ingestor(kb).run([doc])
+    assert report.count(Status.FAILED) == 1
+    assert f"Chroma server at {url}" in report.failed[0].reason
+    hits = kb.search("lunch", SearchOptions(mode="keyword"))
+    assert "noon" in hits[0].chunk.text  # the previous version is still the catalog's
+    with pytest.raises(VectorStoreError, match="search failed"):
+        kb.search("lunch")
+    kb.close()
