@@ -69,7 +69,17 @@ def ingest(
                 name = Path(current).name if current else "done"
                 bar.update(task, completed=done, total=total, description=name)
 
-            report = Ingestor(kb).run(paths, scope=scope, prune=prune, progress=progress)
+            try:
+                report = Ingestor(kb).run(paths, scope=scope, prune=prune, progress=progress)
+            except KeyboardInterrupt:
+                # Each document switches versions atomically: what finished is searchable,
+                # the rest keeps its previous version, and the next run picks up from there.
+                bar.stop()
+                err.print(
+                    "Interrupted. Documents finished so far are searchable; the others keep "
+                    "their previous version. Run the same command again to finish."
+                )
+                raise typer.Exit(130) from None
         view.render_ingest_report(err, report, verbose=verbose)
     if report.failed:
         raise typer.Exit(1)

@@ -280,3 +280,29 @@ def test_searches_during_another_process_ingest_do_not_rebuild_each_time(
     assert bot.keyword_index(fresh=True).generation == writer.catalog.generation
     writer.close()
     bot.close()
+
+
+def test_ctrl_c_during_ingest_says_what_happened(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for i in range(80):
+        (docs / f"f{i:02d}.md").write_text(f"# File {i}\n\n" + "Some text. " * 300, "utf-8")
+    env = {**os.environ, "TEAMRAG_DATA_DIR": str(tmp_path / "data")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bots", "ingest", str(docs)],
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    catalog = tmp_path / "data" / "catalog.sqlite3"
+    deadline = time.monotonic() + 120
+    while not catalog.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(1.0)
+    os.killpg(proc.pid, signal.SIGINT)  # as Ctrl-C does: the whole group, workers included
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stderr
+    assert "Interrupted" in stderr and "Traceback" not in stderr
