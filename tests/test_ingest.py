@@ -189,9 +189,10 @@ def test_killed_ingest_process_leaves_a_consistent_store(
     tmp_path: Path, embedder: UniversalSentenceEncoder
 ) -> None:
     """SIGKILL a real ``teamrag ingest`` mid-run; the next run finishes the job cleanly."""
+    n_files = 150  # several batches of chunks, so the kill lands between two of them
     docs = tmp_path / "docs"
     docs.mkdir()
-    for i in range(60):
+    for i in range(n_files):
         body = "\n\n".join(
             f"Section {j} of file {i} talks about topic {i * 7 + j}." * 6 for j in range(8)
         )
@@ -221,13 +222,13 @@ def test_killed_ingest_process_leaves_a_consistent_store(
 
     kb = open_kb(data, embedder)
     docs_done = kb.catalog.documents()
-    assert 3 <= len(docs_done) < 60
+    assert 3 <= len(docs_done) < n_files
     for doc in docs_done:  # every listed document is complete
         assert len(kb.catalog.document_chunks(doc.doc_id)) == doc.n_chunks
     report = Ingestor(kb).run([docs])
     assert not report.failed
     assert report.count(Status.UNCHANGED) == len(docs_done)
-    assert len(kb.catalog.documents()) == 60
+    assert len(kb.catalog.documents()) == n_files
     assert kb.vectors.count() == kb.catalog.chunk_count()
     kb.close()
 
