@@ -2,13 +2,8 @@
 
 from __future__ import annotations
 
-import os
 import shutil
-import signal
 import sqlite3
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -185,54 +180,6 @@ def test_keyword_tokens_are_stored_for_every_chunk(kb: KnowledgeBase, ingestor: 
     assert kb.keyword_index().search(kb.catalog.term_ids(tokenize("인용")), 5)
 
 
-def test_killed_ingest_process_leaves_a_consistent_store(
-    tmp_path: Path, embedder: UniversalSentenceEncoder
-) -> None:
-    """SIGKILL a real ``teamrag ingest`` mid-run; the next run finishes the job cleanly."""
-    n_files = 150  # several batches of chunks, so the kill lands between two of them
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    for i in range(n_files):
-        body = "\n\n".join(
-            f"Section {j} of file {i} talks about topic {i * 7 + j}." * 6 for j in range(8)
-        )
-        (docs / f"f{i:02d}.md").write_text(f"# File {i}\n\n{body}", encoding="utf-8")
-    data = tmp_path / "data"
-    env = {**os.environ, "TEAMRAG_DATA_DIR": str(data)}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "bots", "ingest", str(docs)],
-        env=env,
-        cwd=tmp_path,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    catalog = data / "catalog.sqlite3"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if catalog.exists():
-            with sqlite3.connect(catalog) as db:
-                try:
-                    if db.execute("SELECT COUNT(*) FROM documents").fetchone()[0] >= 3:
-                        break
-                except sqlite3.OperationalError:
-                    pass
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-
-    kb = open_kb(data, embedder)
-    docs_done = kb.catalog.documents()
-    assert 3 <= len(docs_done) < n_files
-    for doc in docs_done:  # every listed document is complete
-        assert len(kb.catalog.document_chunks(doc.doc_id)) == doc.n_chunks
-    report = Ingestor(kb).run([docs])
-    assert not report.failed
-    assert report.count(Status.UNCHANGED) == len(docs_done)
-    assert len(kb.catalog.documents()) == n_files
-    assert kb.vectors.count() == kb.catalog.chunk_count()
-    kb.close()
-
-
 def test_catalog_from_an_older_teamrag_names_the_fix(tmp_path: Path) -> None:
     path = tmp_path / "catalog.sqlite3"
     with sqlite3.connect(path) as db:
@@ -281,29 +228,3 @@ def test_searches_during_another_process_ingest_do_not_rebuild_each_time(
     assert bot.keyword_index(fresh=True).generation == writer.catalog.generation
     writer.close()
     bot.close()
-
-
-def test_ctrl_c_during_ingest_says_what_happened(tmp_path: Path) -> None:
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    for i in range(80):
-        (docs / f"f{i:02d}.md").write_text(f"# File {i}\n\n" + "Some text. " * 300, "utf-8")
-    env = {**os.environ, "TEAMRAG_DATA_DIR": str(tmp_path / "data")}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "bots", "ingest", str(docs)],
-        env=env,
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    catalog = tmp_path / "data" / "catalog.sqlite3"
-    deadline = time.monotonic() + 120
-    while not catalog.exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    time.sleep(1.0)
-    os.killpg(proc.pid, signal.SIGINT)  # as Ctrl-C does: the whole group, workers included
-    _, stderr = proc.communicate(timeout=120)
-    assert proc.returncode == 130, stderr
-    assert "Interrupted" in stderr and "Traceback" not in stderr
