@@ -29,6 +29,7 @@ sys.path.insert(0, str(REPO))
 
 from agent.retrieval.ingest import Ingestor  # noqa: E402
 from agent.retrieval.knowledge_base import SearchOptions  # noqa: E402
+from bots.bench import percentile  # noqa: E402
 from bots.settings import Settings  # noqa: E402
 from bots.wiring import build_knowledge_base  # noqa: E402
 
@@ -114,10 +115,6 @@ def main() -> None:
     ingestor.run([one])
     reingest_one_s = time.perf_counter() - t0
 
-    def pct(values: list[float], q: float) -> float:
-        ordered = sorted(values)
-        return round(ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))], 2)
-
     kb.close()  # stops the embedding workers, so their peak memory is counted below
     result = {
         "chunks": total_chunks,
@@ -126,7 +123,7 @@ def main() -> None:
         "ingest_chunks_per_s": round(embedded / ingest_s, 1) if embedded else None,
         "queries": len(questions),
         **{f"{m}_p50_ms": round(statistics.median(v), 2) for m, v in latencies.items()},
-        **{f"{m}_p95_ms": pct(v, 0.95) for m, v in latencies.items()},
+        **{f"{m}_p95_ms": round(percentile(v, 0.95), 2) for m, v in latencies.items()},
         "reingest_one_file_s": round(reingest_one_s, 2),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "embed_processes": settings.embed_processes,

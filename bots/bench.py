@@ -24,7 +24,7 @@ from rich.progress import Progress
 
 from agent.retrieval.ingest import Ingestor
 from agent.retrieval.knowledge_base import KnowledgeBase, SearchMode, SearchOptions
-from bots.common import err, knowledge_base, settings_or_exit
+from bots.common import err, knowledge_base, search_mode_or_exit, settings_or_exit
 
 bench_app = typer.Typer(help="Measure retrieval quality and speed.", no_args_is_help=True)
 
@@ -96,10 +96,7 @@ def retrieval(
     json_out: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
     """Ingest every paragraph as a document and score every question."""
-    if mode not in ("hybrid", "dense", "keyword"):
-        err.print("[red]error:[/red] --mode must be hybrid, dense or keyword")
-        raise typer.Exit(2)
-    search_mode: SearchMode = mode  # type: ignore[assignment]
+    search_mode = search_mode_or_exit(mode)
     paragraphs: dict[str, str] = {}
     questions: list[Question] = []
     for file in squad:

@@ -14,9 +14,9 @@ from rich.table import Table
 from adapters import console as view
 from agent.extractive import extractive_answer
 from agent.retrieval.ingest import Ingestor, validate_scope
-from agent.retrieval.knowledge_base import SearchMode, SearchOptions
+from agent.retrieval.knowledge_base import SearchOptions
 from bots.bench import bench_app
-from bots.common import err, knowledge_base, settings_or_exit
+from bots.common import err, knowledge_base, search_mode_or_exit, settings_or_exit
 
 app = typer.Typer(
     help="teamrag: answers a team's questions from its own documents, with citations.",
@@ -94,10 +94,7 @@ def search(
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Show the passages that best match QUERY."""
-    if mode not in ("hybrid", "dense", "keyword"):
-        err.print("[red]error:[/red] --mode must be hybrid, dense or keyword")
-        raise typer.Exit(2)
-    search_mode: SearchMode = mode  # type: ignore[assignment]
+    search_mode = search_mode_or_exit(mode)
     with knowledge_base(settings_or_exit()) as kb:
         hits = kb.search(query, SearchOptions(k=k, scopes=_scopes(scope), mode=search_mode))
     if json_out:

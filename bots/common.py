@@ -10,13 +10,14 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import cast, get_args
 
 import typer
 from rich.console import Console
 
 from agent.retrieval.catalog import CatalogError
 from agent.retrieval.embeddings import EmbeddingError
-from agent.retrieval.knowledge_base import KnowledgeBase
+from agent.retrieval.knowledge_base import KnowledgeBase, SearchMode
 from agent.retrieval.vectors import VectorStoreError
 from bots.settings import Settings, SettingsError, load_settings
 from bots.wiring import build_knowledge_base
@@ -27,6 +28,12 @@ err = Console(stderr=True)
 def fail(message: str, code: int = 1) -> typer.Exit:
     err.print(f"[red]error:[/red] {message}", highlight=False)
     return typer.Exit(code)
+
+
+def search_mode_or_exit(mode: str) -> SearchMode:
+    if mode not in get_args(SearchMode):
+        raise fail(f"--mode must be one of {', '.join(get_args(SearchMode))}, not {mode!r}", 2)
+    return cast(SearchMode, mode)
 
 
 def settings_or_exit() -> Settings:

@@ -174,3 +174,9 @@ def test_unwritable_data_folder_names_the_fix(
     result = runner.invoke(app, ["search", "anything"])
     assert result.exit_code == 1
     assert "TEAMRAG_DATA_DIR" in result.output and "Traceback" not in result.output
+
+
+def test_unknown_search_mode_is_rejected(env: dict[str, str]) -> None:
+    result = runner.invoke(app, ["search", "anything", "--mode", "fuzzy"])
+    assert result.exit_code == 2
+    assert "--mode must be one of hybrid, dense, keyword" in result.output
