@@ -228,3 +228,28 @@ def test_searches_during_another_process_ingest_do_not_rebuild_each_time(
     assert bot.keyword_index(fresh=True).generation == writer.catalog.generation
     writer.close()
     bot.close()
+
+
+def test_old_vectors_left_by_a_crash_after_the_switch_are_collected(
+    tmp_path: Path, kb: KnowledgeBase, ingestor: Ingestor
+) -> None:
+    """A run that dies after switching the catalog, before deleting the old version's vectors."""
+    doc = tmp_path / "policy.md"
+    doc.write_text("# Policy\n\nExpenses are approved by the team lead.", encoding="utf-8")
+    ingestor.run([doc])
+    new = b"# Policy\n\nExpenses are approved by the finance director."
+    source = str(doc.resolve())
+    chunks = chunk_document(
+        load_document(doc, new), doc_id=document_id(source), source=source, content_hash="e" * 64
+    )
+    kb.catalog.mark_pending([c.chunk_id for c in chunks])
+    kb.vectors.add(chunks, kb.embedder.embed_documents([c.text for c in chunks]))
+    record = DocumentRecord(
+        document_id(source), source, "public", "Policy", "e" * 64, len(chunks), kb.pipeline, 0.0
+    )
+    kb.catalog.replace_document(record, chunks, [tokenize(c.text) for c in chunks])
+    # ...and the process dies here: the old version's vectors are still in Chroma.
+    assert kb.vectors.count() > kb.catalog.chunk_count()
+
+    ingestor.run([])
+    assert kb.vectors.count() == kb.catalog.chunk_count()

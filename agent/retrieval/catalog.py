@@ -159,14 +159,24 @@ class Catalog:
                 (record.doc_id, record.source, record.scope, record.title, record.content_hash,
                  len(chunks), record.pipeline, time.time()),
             )  # fmt: skip
-        return [cid for cid in old if cid not in {c.chunk_id for c in chunks}]
+            stale = [cid for cid in old if cid not in {c.chunk_id for c in chunks}]
+            self._mark_stale(stale)
+        return stale
 
     def remove_document(self, doc_id: str) -> list[str]:
         with self._transaction():
             old = self._chunk_ids(doc_id)
             self._db.execute("DELETE FROM chunks WHERE doc_id = ?", (doc_id,))
             self._db.execute("DELETE FROM documents WHERE doc_id = ?", (doc_id,))
+            self._mark_stale(old)
         return old
+
+    def _mark_stale(self, chunk_ids: list[str]) -> None:
+        """Vectors of a version just switched out are pending deletion, in the same
+        transaction: if the process dies before deleting them, the next run does."""
+        self._db.executemany(
+            "INSERT OR IGNORE INTO pending_vectors VALUES (?)", [(c,) for c in chunk_ids]
+        )
 
     @contextmanager
     def _transaction(self) -> Iterator[None]:
@@ -221,12 +231,11 @@ class Catalog:
     def mark_pending(self, chunk_ids: Sequence[str]) -> None:
         """Record vectors about to be written, before they are written."""
         with self._lock:
-            self._db.executemany(
-                "INSERT OR IGNORE INTO pending_vectors VALUES (?)", [(c,) for c in chunk_ids]
-            )
+            self._mark_stale(list(chunk_ids))
 
     def orphaned_vectors(self) -> list[str]:
-        """Pending vectors of versions that never became current (an interrupted run)."""
+        """Pending vectors no current chunk owns: new versions that never became current
+        and old versions whose deletion did not happen (an interrupted run)."""
         with self._lock:
             rows = self._db.execute(
                 "SELECT p.chunk_id FROM pending_vectors p "

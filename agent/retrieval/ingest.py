@@ -269,31 +269,15 @@ class Ingestor:
                 results.append(FileResult(doc.source, Status.REMOVED, doc.n_chunks))
         return results
 
-    def remove(self, sources: Iterable[str]) -> list[FileResult]:
-        """Forget documents by source path, whether or not their files still exist."""
-        results: list[FileResult] = []
-        for source in sources:
-            doc = self.kb.catalog.document_by_source(str(Path(source).expanduser().resolve()))
-            if doc is None:
-                results.append(FileResult(source, Status.FAILED, reason="not in the catalog"))
-                continue
-            self._delete_vectors(self.kb.catalog.remove_document(doc.doc_id))
-            results.append(FileResult(doc.source, Status.REMOVED, doc.n_chunks))
-        self.kb.refresh_keyword_index()
-        return results
-
     def _delete_vectors(self, chunk_ids: list[str]) -> None:
-        # On failure, search ignores vectors the catalog does not list; the next run deletes them.
+        # The catalog recorded them as pending when it switched them out. On failure,
+        # search ignores them (the catalog does not list them) and the next run retries.
         with contextlib.suppress(VectorStoreError):
             self.kb.vectors.delete(chunk_ids)
+            self.kb.catalog.clear_pending(chunk_ids)
 
     def _collect_orphans(self) -> None:
         """Delete vectors left behind by an interrupted run (listed in no catalog version)."""
         orphans = self.kb.catalog.orphaned_vectors()
-        if not orphans:
-            return
-        try:
-            self.kb.vectors.delete(orphans)
-        except VectorStoreError:
-            return  # still recorded as pending: the next run tries again
-        self.kb.catalog.clear_pending(orphans)
+        if orphans:
+            self._delete_vectors(orphans)

@@ -100,12 +100,6 @@ class VectorStore:
             except Exception as exc:
                 raise self._error("cannot delete vectors", exc) from exc
 
-    def ids(self) -> list[str]:
-        try:
-            return list(self._collection.get(include=[])["ids"])
-        except Exception as exc:
-            raise self._error("cannot list vectors", exc) from exc
-
     def count(self) -> int:
         return int(self._collection.count())
 
