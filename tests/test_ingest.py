@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import sqlite3
 from pathlib import Path
@@ -16,6 +17,25 @@ from agent.retrieval.knowledge_base import KnowledgeBase, SearchOptions
 from agent.retrieval.loaders import load_document
 from agent.retrieval.tokenizer import tokenize
 from tests.conftest import SAMPLES, open_kb
+
+
+def _half_ingest(kb: KnowledgeBase, doc: Path, body: bytes, *, switch: bool) -> None:
+    """The steps ``Ingestor`` takes for a changed file, up to the catalog switch when
+    ``switch``: a test then "dies" where a crashed run would, and checks the aftermath."""
+    source = str(doc.resolve())
+    content_hash = hashlib.sha256(body).hexdigest()
+    chunks = chunk_document(
+        load_document(doc, body), doc_id=document_id(source), source=source,
+        content_hash=content_hash,
+    )  # fmt: skip
+    kb.catalog.mark_pending([c.chunk_id for c in chunks])
+    kb.vectors.add(chunks, kb.embedder.embed_documents([c.text for c in chunks]))
+    if switch:
+        record = DocumentRecord(
+            document_id(source), source, "public", doc.stem, content_hash, len(chunks),
+            kb.pipeline, 0.0,
+        )  # fmt: skip
+        kb.catalog.replace_document(record, chunks, [tokenize(c.text) for c in chunks])
 
 
 def _texts(kb: KnowledgeBase, query: str) -> str:
@@ -137,15 +157,7 @@ def test_crash_between_vectors_and_catalog_keeps_the_old_version(
 
     # The first half of a re-ingest, then the process "dies": new vectors, no catalog switch.
     new = b"# Policy\n\nExpenses are approved by the finance director."
-    loaded = load_document(doc, new)
-    chunks = chunk_document(
-        loaded,
-        doc_id=document_id(str(doc.resolve())),
-        source=str(doc.resolve()),
-        content_hash="f" * 64,
-    )
-    kb.catalog.mark_pending([c.chunk_id for c in chunks])
-    kb.vectors.add(chunks, kb.embedder.embed_documents([c.text for c in chunks]))
+    _half_ingest(kb, doc, new, switch=False)
     assert kb.vectors.count() > before
 
     text = _texts(kb, "who approves expenses")
@@ -220,10 +232,7 @@ def test_searches_during_another_process_ingest_do_not_rebuild_each_time(
     bot = open_kb(data, embedder)
     before = bot.keyword_index()
     # The other process has switched a document but not yet saved a new index (mid-run).
-    loaded = load_document(doc, b"# A\n\nThe second fact.")
-    chunks = chunk_document(loaded, doc_id="d2", source=str(tmp_path / "b.md"), content_hash="b")
-    record = DocumentRecord("d2", str(tmp_path / "b.md"), "public", "B", "b", 1, "p", 0.0)
-    writer.catalog.replace_document(record, chunks, [tokenize(c.text) for c in chunks])
+    _half_ingest(writer, tmp_path / "b.md", b"# B\n\nThe second fact.", switch=True)
     assert bot.keyword_index() is before  # served as is for a few seconds
     assert bot.keyword_index(fresh=True).generation == writer.catalog.generation
     writer.close()
@@ -237,17 +246,9 @@ def test_old_vectors_left_by_a_crash_after_the_switch_are_collected(
     doc = tmp_path / "policy.md"
     doc.write_text("# Policy\n\nExpenses are approved by the team lead.", encoding="utf-8")
     ingestor.run([doc])
-    new = b"# Policy\n\nExpenses are approved by the finance director."
-    source = str(doc.resolve())
-    chunks = chunk_document(
-        load_document(doc, new), doc_id=document_id(source), source=source, content_hash="e" * 64
+    _half_ingest(
+        kb, doc, b"# Policy\n\nExpenses are approved by the finance director.", switch=True
     )
-    kb.catalog.mark_pending([c.chunk_id for c in chunks])
-    kb.vectors.add(chunks, kb.embedder.embed_documents([c.text for c in chunks]))
-    record = DocumentRecord(
-        document_id(source), source, "public", "Policy", "e" * 64, len(chunks), kb.pipeline, 0.0
-    )
-    kb.catalog.replace_document(record, chunks, [tokenize(c.text) for c in chunks])
     # ...and the process dies here: the old version's vectors are still in Chroma.
     assert kb.vectors.count() > kb.catalog.chunk_count()
 
