@@ -123,6 +123,21 @@ class Catalog:
             rows = self._db.execute("SELECT * FROM documents ORDER BY source").fetchall()
         return [DocumentRecord(*row) for row in rows]
 
+    def document_versions(self, doc_ids: Iterable[str]) -> dict[str, str]:
+        """``doc_id -> "content_hash:pipeline"`` for the given documents that exist.
+
+        The token changes whenever the searchable text could: new content or a new
+        chunking/embedding pipeline. An id absent from the result was deleted.
+        """
+        sql = "SELECT doc_id, content_hash, pipeline FROM documents WHERE doc_id IN ({marks})"
+        with self._lock:
+            return {
+                str(doc_id): f"{content_hash}:{pipeline}"
+                for doc_id, content_hash, pipeline in self._select_in(
+                    sql, list(dict.fromkeys(doc_ids))
+                )
+            }
+
     def replace_document(
         self,
         record: DocumentRecord,
