@@ -1,0 +1,414 @@
+"""Where thread memory (checkpoints) and per-user memory (the store) live.
+
+SQLite is the default: one file that every process of a single machine can share
+(WAL mode). Postgres is for teams: ``database_url`` set to a ``postgresql://`` URL.
+Both open eagerly and fail within a few seconds with a `MemoryBackendError` that
+says what went wrong and how to fix it, instead of hanging on the first turn.
+
+``prune_thread`` keeps a thread's stored data bounded: LangGraph saves the full
+message list in every checkpoint, so an unpruned thread grows quadratically.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import sqlite3
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+from urllib.parse import urlsplit, urlunsplit
+
+import aiosqlite
+import psycopg
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from langgraph.store.base import BaseStore
+from langgraph.store.postgres.aio import AsyncPostgresStore
+from langgraph.store.sqlite.aio import AsyncSqliteStore
+from psycopg.rows import DictRow, dict_row
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
+
+__all__ = [
+    "CONNECT_TIMEOUT_S",
+    "MemoryBackendError",
+    "open_checkpointer",
+    "open_store",
+    "prune_thread",
+]
+
+log = logging.getLogger(__name__)
+
+CONNECT_TIMEOUT_S = 3.0
+# How long a turn waits for a pooled connection once running; a dead server should
+# fail the turn with a message, not hold it for psycopg's default 30 s.
+POOL_TIMEOUT_S = 10.0
+# libpq's connect_timeout is whole seconds, and values under 2 are raised to 2.
+_LIBPQ_CONNECT_TIMEOUT = max(2, round(CONNECT_TIMEOUT_S))
+# Another process holding the SQLite write lock is waited for this long.
+SQLITE_BUSY_TIMEOUT_S = 5.0
+_POSTGRES_SCHEMES = ("postgresql", "postgres")
+# Serialises LangGraph's migrations across workers that start together: they are
+# plain CREATE/INSERT statements that race into unique-violation errors otherwise.
+_SETUP_LOCK_KEY = 0x7465616D72616701  # "teamrag" + 1
+# Checkpoints older than this format read their pending sends from their parent.
+_CHECKPOINT_V_SENDS_IN_SELF = 4
+# Metadata keys that mark a thread using a DeltaChannel: its latest value is
+# rebuilt from older checkpoints, which keep-latest pruning would delete.
+_DELTA_MARKERS = ("counters_since_delta_snapshot", "delta_writes_versioned")
+
+_Pool = AsyncConnectionPool[psycopg.AsyncConnection[DictRow]]
+
+
+class MemoryBackendError(Exception):
+    """Memory could not be opened; the message names the cause and the fix."""
+
+
+class _NeedsSetup(Protocol):
+    async def setup(self) -> None: ...
+
+
+_B = TypeVar("_B", bound=_NeedsSetup)
+
+
+@asynccontextmanager
+async def open_checkpointer(
+    database_url: str | None, sqlite_path: Path, *, max_connections: int = 10
+) -> AsyncIterator[BaseCheckpointSaver[Any]]:
+    """The thread-memory saver: Postgres when ``database_url`` is set, else SQLite."""
+    url = _postgres_url(database_url, sqlite_path)
+    if url is not None:
+        async with _postgres(
+            url, sqlite_path, AsyncPostgresSaver, "teamrag-checkpoints", max_connections
+        ) as saver:
+            yield saver
+        return
+    conn = await _open_sqlite(sqlite_path, autocommit=False)
+    try:
+        sqlite_saver = AsyncSqliteSaver(conn)
+        await _sqlite_setup(sqlite_saver.setup(), sqlite_path)
+        yield sqlite_saver
+    finally:
+        await conn.close()
+
+
+@asynccontextmanager
+async def open_store(
+    database_url: str | None, sqlite_path: Path, *, max_connections: int = 5
+) -> AsyncIterator[BaseStore]:
+    """The per-user memory store: Postgres when ``database_url`` is set, else SQLite.
+
+    The SQLite store may share its file with the checkpointer: the tables differ.
+    """
+    url = _postgres_url(database_url, sqlite_path)
+    if url is not None:
+        async with _postgres(
+            url, sqlite_path, AsyncPostgresStore, "teamrag-store", max_connections
+        ) as store:
+            try:
+                yield store
+            finally:
+                await _stop_batching(store)
+        return
+    # AsyncSqliteStore issues its own BEGIN/COMMIT, so its connection must be in
+    # autocommit mode (isolation_level=None), unlike the checkpointer's.
+    conn = await _open_sqlite(sqlite_path, autocommit=True)
+    try:
+        sqlite_store = AsyncSqliteStore(conn)
+        try:
+            await _sqlite_setup(sqlite_store.setup(), sqlite_path)
+            yield sqlite_store
+        finally:
+            await _stop_batching(sqlite_store)
+    finally:
+        await conn.close()
+
+
+async def _stop_batching(store: BaseStore) -> None:
+    """Stop the task that async stores start to batch operations.
+
+    Nothing else stops it before garbage collection, and a task left pending on
+    a closed connection is what asyncio warns about at exit. ``_task`` is private
+    to AsyncBatchedBaseStore, hence the care taken.
+    """
+    task = getattr(store, "_task", None)
+    if isinstance(task, asyncio.Task) and not task.done():
+        task.cancel()
+        # wait() rather than await: a cancellation of our own still propagates.
+        await asyncio.wait({task})
+
+
+async def prune_thread(checkpointer: BaseCheckpointSaver[Any], thread_id: str) -> bool:
+    """Keep only the latest checkpoint of ``thread_id``; False when the saver can't.
+
+    Run it between turns (the runner's per-thread lock held): the state the next
+    turn loads is kept whole, history (time travel, forks) of the thread is lost.
+    A thread whose graph uses a DeltaChannel is never pruned: its latest value is
+    rebuilt from the older checkpoints.
+    """
+    if isinstance(checkpointer, AsyncSqliteSaver):
+        return await _prune_sqlite(checkpointer, thread_id)
+    try:
+        # AsyncPostgresSaver implements keep_latest; the base class raises.
+        await checkpointer.aprune([thread_id], strategy="keep_latest")
+    except NotImplementedError as exc:
+        log.debug("not pruning thread %s with %s: %s", thread_id, type(checkpointer), exc)
+        return False
+    return True
+
+
+# --- Postgres -----------------------------------------------------------------
+
+
+def _postgres_url(database_url: str | None, sqlite_path: Path) -> str | None:
+    """The URL to use, or None for SQLite; an empty setting means unset."""
+    if database_url is None or not database_url.strip():
+        return None
+    url = database_url.strip()
+    scheme = url.split("://", 1)[0].lower() if "://" in url else ""
+    # A libpq "host=... dbname=..." string has no scheme and is fine as it is.
+    if scheme and scheme not in _POSTGRES_SCHEMES:
+        raise MemoryBackendError(
+            f"DATABASE_URL must be a postgresql:// URL, not {scheme}://; "
+            f"unset it to use the embedded SQLite file at {sqlite_path}"
+        )
+    return url
+
+
+def _redact(url: str) -> str:
+    """The URL without its password, fit for an error message or a log."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "<unparsable URL>"
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def _unreachable(url: str, sqlite_path: Path, cause: object) -> MemoryBackendError:
+    # libpq's messages run over several indented lines; a log line reads better.
+    cause_text = " ".join(str(cause).split()) or type(cause).__name__
+    return MemoryBackendError(
+        f"DATABASE_URL unreachable ({_redact(url)}): {cause_text}; start Postgres or fix "
+        f"the URL, or unset DATABASE_URL to use the embedded SQLite file at {sqlite_path}"
+    )
+
+
+async def _connect(url: str, sqlite_path: Path) -> psycopg.AsyncConnection[Any]:
+    try:
+        # libpq applies connect_timeout per address (localhost can be two), so
+        # the whole attempt gets its own deadline too.
+        async with asyncio.timeout(CONNECT_TIMEOUT_S + 1):
+            return await psycopg.AsyncConnection.connect(
+                url, autocommit=True, connect_timeout=_LIBPQ_CONNECT_TIMEOUT
+            )
+    except TimeoutError as exc:
+        raise _unreachable(url, sqlite_path, f"no answer in {CONNECT_TIMEOUT_S:g} s") from exc
+    except psycopg.Error as exc:
+        raise _unreachable(url, sqlite_path, exc) from exc
+
+
+@asynccontextmanager
+async def _postgres(
+    url: str,
+    sqlite_path: Path,
+    make: Callable[[_Pool], _B],
+    name: str,
+    max_connections: int,
+) -> AsyncIterator[_B]:
+    # One direct connection first: a pool only reports "couldn't get a connection
+    # in time", while this shows libpq's reason (refused, no such database, ...).
+    probe = await _connect(url, sqlite_path)
+    try:
+        pool: _Pool = AsyncConnectionPool(
+            url,
+            connection_class=psycopg.AsyncConnection[DictRow],
+            # LangGraph's savers need autocommit and dict rows; prepare_threshold=0
+            # keeps them working behind PgBouncer in transaction mode.
+            kwargs={
+                "autocommit": True,
+                "prepare_threshold": 0,
+                "row_factory": dict_row,
+                "connect_timeout": _LIBPQ_CONNECT_TIMEOUT,
+            },
+            min_size=1,
+            max_size=max(1, max_connections),
+            open=False,
+            # Survives a Postgres restart: a dead pooled connection is replaced.
+            check=AsyncConnectionPool.check_connection,
+            timeout=POOL_TIMEOUT_S,
+            name=name,
+        )
+        try:
+            await pool.open(wait=True, timeout=CONNECT_TIMEOUT_S)
+            backend = make(pool)
+            await probe.execute("SELECT pg_advisory_lock(%s)", (_SETUP_LOCK_KEY,))
+            try:
+                await backend.setup()
+            finally:
+                await probe.execute("SELECT pg_advisory_unlock(%s)", (_SETUP_LOCK_KEY,))
+        except PoolTimeout as exc:
+            await pool.close()
+            raise _unreachable(url, sqlite_path, exc) from exc
+        except psycopg.Error as exc:
+            await pool.close()
+            raise MemoryBackendError(
+                f"Postgres at {_redact(url)} refused LangGraph's tables: {exc}; let the "
+                "user create tables in the database's schema, or unset DATABASE_URL to "
+                f"use the embedded SQLite file at {sqlite_path}"
+            ) from exc
+        except BaseException:
+            await pool.close()
+            raise
+    finally:
+        await probe.close()
+    try:
+        yield backend
+    finally:
+        await pool.close()
+
+
+# --- SQLite -------------------------------------------------------------------
+
+
+def _unwritable(path: Path, cause: object) -> MemoryBackendError:
+    return MemoryBackendError(
+        f"cannot write the SQLite memory file {path}: {cause}; point the data folder "
+        "(TEAMRAG_DATA_DIR) at a folder you can write to, or set DATABASE_URL to use Postgres"
+    )
+
+
+async def _open_sqlite(sqlite_path: Path, *, autocommit: bool) -> aiosqlite.Connection:
+    path = sqlite_path.expanduser()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _unwritable(path, exc) from exc
+    # WAL needs the -wal and -shm files beside the database, so the folder itself
+    # must be writable, not only the file.
+    for target in (path.parent, path):
+        if target.exists() and not os.access(target, os.W_OK):
+            raise _unwritable(path, f"{target} is read-only")
+    try:
+        conn = await aiosqlite.connect(
+            path, timeout=SQLITE_BUSY_TIMEOUT_S, isolation_level=None if autocommit else ""
+        )
+    except (sqlite3.Error, OSError) as exc:
+        raise _unwritable(path, exc) from exc
+    try:
+        async with conn.execute("PRAGMA journal_mode=WAL") as cur:
+            row = await cur.fetchone()
+        if row is None or str(row[0]).lower() != "wal":
+            # Some network filesystems refuse WAL; SQLite then keeps its rollback
+            # journal, which still works for a single process.
+            log.warning("SQLite file %s is not in WAL mode (%s)", path, row)
+    except (sqlite3.Error, OSError) as exc:
+        await conn.close()
+        raise _unwritable(path, exc) from exc
+    return conn
+
+
+async def _sqlite_setup(setup: Awaitable[None], path: Path) -> None:
+    try:
+        await setup
+    except (sqlite3.Error, OSError) as exc:
+        raise _unwritable(path, exc) from exc
+
+
+async def _prune_sqlite(saver: AsyncSqliteSaver, thread_id: str) -> bool:
+    """keep_latest for the SQLite saver, which implements neither aprune nor
+    adelete_for_runs (only adelete_thread): AsyncPostgresSaver.aprune's rules, in
+    one transaction that holds SQLite's write lock, so no other process's run can
+    commit a checkpoint in between."""
+    await saver.setup()
+    conn = saver.conn
+    async with saver.lock:
+        await conn.execute("BEGIN IMMEDIATE")
+        try:
+            pruned = await _prune_sqlite_rows(saver, thread_id)
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error):
+                await conn.rollback()
+            raise
+        if pruned:
+            await conn.commit()
+        else:
+            await conn.rollback()
+    return pruned
+
+
+async def _prune_sqlite_rows(saver: AsyncSqliteSaver, thread_id: str) -> bool:
+    conn = saver.conn
+    rows = await conn.execute_fetchall(
+        "SELECT checkpoint_ns, checkpoint_id, metadata FROM checkpoints WHERE thread_id = ?",
+        (thread_id,),
+    )
+    heads: dict[str, str] = {}
+    metadata: dict[tuple[str, str], dict[str, Any]] = {}
+    for ns, checkpoint_id, raw in rows:
+        meta = json.loads(raw) if raw else {}
+        if any(marker in meta for marker in _DELTA_MARKERS):
+            log.debug("not pruning thread %s: it uses a DeltaChannel", thread_id)
+            return False
+        metadata[(ns, checkpoint_id)] = meta
+        if checkpoint_id > heads.get(ns, ""):
+            heads[ns] = checkpoint_id
+    root_head = heads.get("")
+    for ns, head in heads.items():
+        # A subgraph call's namespace ends in its task id, so each call leaves a
+        # namespace of its own: once the root has moved past the checkpoint the
+        # call started from, the call is over and none of it is needed.
+        started_from = (metadata[(ns, head)].get("parents") or {}).get("")
+        if ":" in ns and root_head and started_from and started_from < root_head:
+            await conn.execute(
+                "DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ?",
+                (thread_id, ns),
+            )
+            await conn.execute(
+                "DELETE FROM writes WHERE thread_id = ? AND checkpoint_ns = ?", (thread_id, ns)
+            )
+            continue
+        keep_from = await _oldest_needed(saver, thread_id, ns, head)
+        # Checkpoint ids grow with time, so "older than what we keep" is a range;
+        # writes newer than the head belong to a checkpoint still being saved.
+        await conn.execute(
+            "DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? "
+            "AND checkpoint_id < ?",
+            (thread_id, ns, keep_from),
+        )
+        await conn.execute(
+            "DELETE FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id < ?",
+            (thread_id, ns, keep_from),
+        )
+        await conn.execute(
+            "UPDATE checkpoints SET parent_checkpoint_id = NULL WHERE thread_id = ? "
+            "AND checkpoint_ns = ? AND checkpoint_id = ? AND parent_checkpoint_id < ?",
+            (thread_id, ns, keep_from, keep_from),
+        )
+    return True
+
+
+async def _oldest_needed(saver: AsyncSqliteSaver, thread_id: str, ns: str, head: str) -> str:
+    """The head, or its parent when the head predates checkpoint format 4 and so
+    reads its pending sends from the parent's writes."""
+    rows = list(
+        await saver.conn.execute_fetchall(
+            "SELECT type, checkpoint, parent_checkpoint_id FROM checkpoints "
+            "WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+            (thread_id, ns, head),
+        )
+    )
+    type_, blob, parent = rows[0]
+    if parent and saver.serde.loads_typed((type_, blob)).get("v", 0) < (
+        _CHECKPOINT_V_SENDS_IN_SELF
+    ):
+        return str(parent)
+    return head
