@@ -1,0 +1,514 @@
+"""Which route a message takes when no LLM is there to decide: embedding prototypes.
+
+The multilingual encoder puts Korean and English in one space, so one set of
+example messages per route, in both languages, classifies either language by
+nearest neighbours. On smalltalk-versus-search this scored 10/10 where tiny
+local LLMs scored 4-5/10, and it costs one embedding (a few milliseconds).
+
+Two text heuristics sit beside it, because embeddings are weak exactly there:
+``memory_command`` (whether a message is about the bot's memory of the user
+turns on a few words such as "about me", which barely move a sentence vector)
+and ``is_context_dependent`` (anaphora and ellipsis are a property of the
+words, not of the topic). ``classify`` also nudges its scores with a few
+surface cues the encoder blurs: comparison words, arithmetic, a first-person
+word for memory, and lone words that are not greetings.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+import numpy as np
+import numpy.typing as npt
+
+from agent.retrieval.embeddings import Embedder
+
+Route = Literal["smalltalk", "knowledge", "analysis", "current_events", "tools", "memory"]
+ROUTES: tuple[Route, ...] = get_args(Route)
+
+
+@dataclass(frozen=True)
+class IntentGuess:
+    route: Route
+    confidence: float  # 0..1; below 0.5 means "unsure"
+    scores: dict[str, float]  # per route: mean cosine of its nearest prototypes
+
+
+# Both languages for every route: a Korean message should not win a route just
+# because that route happens to have more Korean examples. The evaluation set in
+# tests/test_intent.py is written separately; do not copy its lines here.
+PROTOTYPES: dict[Route, tuple[str, ...]] = {
+    "smalltalk": (
+        "hello",
+        "hi there",
+        "hey!",
+        "good morning",
+        "how are you?",
+        "thanks!",
+        "thank you so much, that helped",
+        "who are you?",
+        "what can you do?",
+        "what's your name?",
+        "nice to meet you",
+        "bye, see you tomorrow",
+        "you're awesome",
+        "lol that's funny",
+        "are you a bot?",
+        "how's it going?",
+        "good night",
+        "tell me a joke",
+        "have a nice day",
+        "안녕",
+        "안녕하세요",
+        "좋은 아침이에요",
+        "고마워",
+        "감사합니다!",
+        "넌 누구야?",
+        "뭘 할 수 있어?",
+        "이름이 뭐야?",
+        "만나서 반가워요",
+        "잘 가, 내일 봐",
+        "수고하셨습니다",
+        "너 정말 똑똑하다",
+        "ㅋㅋㅋ 재밌네",
+        "너 봇이야?",
+        "잘 지냈어?",
+        "심심해",
+        "농담 하나 해줘",
+        "좋은 하루 보내세요",
+    ),
+    "knowledge": (
+        "How long are database backups retained?",
+        "What is our deployment process?",
+        "Where can I find the onboarding checklist?",
+        "Who approves production changes?",
+        "What's the policy for remote work expenses?",
+        "How do I set up the development environment?",
+        "When is the on-call handover?",
+        "What does the runbook say about a failed deploy?",
+        "How do I rotate the API keys?",
+        "Which Slack channel do I use for incidents?",
+        "What is the code review policy?",
+        "How many vacation days do new hires get?",
+        "How does the ingestion pipeline work?",
+        "What does SLA mean in our docs?",
+        "How do I get access to the staging cluster?",
+        "What should I do when the build fails?",
+        "What is the daily allowance for business trips?",
+        "Who owns the billing service this quarter?",
+        "Is there a rule for posting meeting notes on the wiki?",
+        # Bare topics: people type "deploy freeze" at a search bot, and without
+        # these a lone term lands on the short greetings.
+        "expense policy",
+        "deploy freeze",
+        "SSO login error",
+        "Grafana dashboard",
+        "parental leave",
+        "release checklist",
+        "데이터베이스 백업 보관 기간이 어떻게 돼?",
+        "배포 절차 알려줘",
+        "신규 입사자 온보딩 체크리스트 어디 있어?",
+        "운영 변경은 누가 승인해?",
+        "재택근무 비용 정산 규정이 뭐야?",
+        "개발 환경은 어떻게 설정해?",
+        "장애 대응 절차가 어떻게 되나요?",
+        "API 키는 어떻게 교체해?",
+        "장애 공지는 어느 채널에 올려?",
+        "코드 리뷰 규칙 알려줘",
+        "신입은 연차가 며칠이야?",
+        "문서 수집 파이프라인은 어떻게 동작해?",
+        "SLA가 무슨 뜻이야?",
+        "휴가 신청은 어디서 해?",
+        "스테이징 서버 권한은 어떻게 요청하나요?",
+        "빌드가 실패하면 어떻게 해야 해?",
+        "출장 일비는 하루에 얼마까지 나와?",
+        "이번 분기 보안 교육 담당자가 누구야?",
+        "사내 위키에 회의록 올리는 규칙이 있어?",
+        "연차 규정",
+        "배포 동결",
+        "SSO 로그인 오류",
+        "그라파나 대시보드",
+        "육아휴직",
+        "릴리스 체크리스트",
+    ),
+    "analysis": (
+        "Compare Postgres and MySQL for our use case",
+        "What are the differences between staging and production?",
+        "pros and cons of Kubernetes versus ECS",
+        "Which is better, option A or option B?",
+        "Summarize and compare the two deployment strategies",
+        "What's the difference between BM25 and dense retrieval?",
+        "Compare the old and the new on-call policy",
+        "advantages and disadvantages of the remote work policy",
+        "How does the free plan differ from the paid plan?",
+        "Contrast blue-green and canary deploys and recommend one",
+        "Analyze the trade-offs between caching and recomputing",
+        "Give me a side-by-side comparison of the three plans",
+        "Break down the cost differences between the regions",
+        "Weigh the options for migrating our database and pick one",
+        "Is it better to shard or to add replicas, and why?",
+        "differences between the Python and Go SDKs",
+        "Postgres와 MySQL을 비교해줘",
+        "스테이징과 운영 환경의 차이가 뭐야?",
+        "쿠버네티스와 ECS의 장단점",
+        "A안과 B안 중 뭐가 나아?",
+        "두 배포 방식을 정리해서 비교해줘",
+        "BM25와 임베딩 검색은 어떻게 달라?",
+        "예전 온콜 정책과 새 정책을 비교해줘",
+        "재택근무의 장점과 단점을 분석해줘",
+        "세 가지 요금제를 표로 비교해줘",
+        "블루그린 배포와 카나리 배포 중 무엇을 추천해?",
+        "캐시 사용의 트레이드오프를 분석해줘",
+        "리전별 비용 차이를 정리해줘",
+        "마이그레이션 방안들을 비교 분석해줘",
+        "개발 서버와 테스트 서버의 차이점",
+        "월간 릴리스가 나을까 분기 릴리스가 나을까? 이유도",
+    ),
+    "current_events": (
+        "What's in the news today?",
+        "latest headlines",
+        "What's the weather tomorrow?",
+        "Is it going to rain in Busan this weekend?",
+        "What is Apple's stock price right now?",
+        "How did the KOSPI close today?",
+        "What's the latest version of Node.js?",
+        "When is the next iPhone launch?",
+        "Who won the game last night?",
+        "current exchange rate from dollars to won",
+        "any recent news about OpenAI?",
+        "What happened in the election?",
+        "bitcoin price now",
+        "latest Kubernetes release",
+        "Nvidia share price",
+        "what is everyone talking about in the news lately?",
+        "오늘 주요 뉴스 뭐야?",
+        "최신 헤드라인 보여줘",
+        "내일 날씨 어때?",
+        "이번 주말 부산에 비 와?",
+        "애플 주가 지금 얼마야?",
+        "오늘 코스피 마감 어땠어?",
+        "Node.js 최신 버전이 뭐야?",
+        "다음 아이폰 언제 나와?",
+        "어젯밤 경기 누가 이겼어?",
+        "지금 달러 환율 얼마야?",
+        "OpenAI 관련 최근 소식 있어?",
+        "선거 결과 어떻게 됐어?",
+        "비트코인 시세 알려줘",
+        "쿠버네티스 최신 릴리스",
+        "엔비디아 주식 가격",
+        "요즘 사람들이 많이 얘기하는 뉴스",
+    ),
+    "tools": (
+        "what is 17 times 23?",
+        "calculate 15% of 240",
+        "2+2",
+        "what's the square root of 144?",
+        "what day is it today?",
+        "what's the date today?",
+        "what day of the week is March 3rd 2026?",
+        "how many days until Christmas?",
+        "convert 3 hours to minutes",
+        "what's 1200 divided by 7?",
+        "current time in Seoul",
+        "add 45 and 78",
+        "what date is 30 days from now?",
+        "17 곱하기 23은?",
+        "240의 15%는 얼마야?",
+        "2+2는?",
+        "144의 제곱근은?",
+        "오늘 무슨 요일이야?",
+        "오늘 날짜 알려줘",
+        "2026년 3월 3일은 무슨 요일이야?",
+        "크리스마스까지 며칠 남았어?",
+        "3시간은 몇 분이야?",
+        "1200 나누기 7은?",
+        "지금 몇 시야?",
+        "45 더하기 78",
+        "오늘부터 30일 뒤는 며칠이야?",
+        "계산해줘: 12*8",
+    ),
+    "memory": (
+        "what do you know about me?",
+        "what have you remembered about me?",
+        "forget everything about me",
+        "delete what you know about me",
+        "remember that I'm on the platform team",
+        "do you remember my name?",
+        "show my saved info",
+        "clear my memory",
+        "please forget my preferences",
+        "what did I tell you about myself?",
+        "remember I prefer answers in Korean",
+        "stop remembering things about me",
+        "나에 대해 뭘 알고 있어?",
+        "내가 말한 거 기억해?",
+        "나에 대한 기억 다 지워",
+        "내 정보 삭제해줘",
+        "나 플랫폼팀이라는 거 기억해줘",
+        "내 이름 기억해?",
+        "저장된 내 정보 보여줘",
+        "기억 초기화해줘",
+        "내 선호 설정 잊어줘",
+        "내가 나에 대해 뭐라고 했지?",
+        "앞으로 한국어로 답해달라고 기억해줘",
+    ),
+}
+
+_Matrix = npt.NDArray[np.float32]
+
+# Mean of the two nearest prototypes: one stray neighbour (a knowledge question
+# that happens to echo a tools example) weighs less than with the single best.
+_TOP_K = 2
+# Added to knowledge before comparing. Retrieval for a greeting costs a pointless
+# search; a chit-chat reply to a real question loses the answer.
+_KNOWLEDGE_BIAS = 0.02
+# Confidence is a logistic of the margin between the top two routes. On the
+# held-out set, guesses under 0.5 were right about half the time, those above
+# about 97%: below 0.5 is "ask the LLM if there is one, else search".
+_MARGIN_AT_HALF = 0.03
+_MARGIN_SCALE = 0.02
+
+# Comparison words are near-certain analysis cues, but the encoder dilutes them
+# into the topic: "compare the security review with the code review" is nearer
+# the review-process questions than the comparisons. Bare "better" is left out:
+# "how do I get better search results?" is a how-to.
+_COMPARISON = re.compile(
+    r"\b(?:compare|comparing|comparison|contrast|vs\.?|versus|differences?|differ|pros and cons"
+    r"|trade-?offs?|advantages?|disadvantages?|drawbacks?|(?:better|worse) than"
+    r"|which (?:is|one is|would be|should we|do you recommend))\b"
+    r"|\bor\b.*\b(?:better|worse|faster|cheaper|safer)\b"
+    r"|비교|차이|장단점|장점|단점|트레이드오프|대조|나을까|나아\b|낫|중\s*(?:뭐|뭘|무엇|어느|어떤)"
+    r"|(?:어떻게|뭐가|무엇이|어디가) 달라|다른가요|다른지",
+    re.IGNORECASE,
+)
+_COMPARISON_BONUS = 0.1
+# An arithmetic expression is a calculator question whatever the words around
+# it, and the encoder reads digits and operators poorly.
+_ARITHMETIC = re.compile(r"\d\s*[-+*/×÷^]\s*\(?\s*-?\d|\(\s*\d[^)]*[-+*/×÷^][^)]*\)")
+_ARITHMETIC_BONUS = 0.1
+# One word that is not close to a greeting ("Jenkins", "온콜") is a topic to search
+# for; lone words still sit nearer the short greetings than anything else. On
+# probes, greetings and thanks scored 0.40 and up, work terms 0.38 and below.
+_LONE_WORD_SMALLTALK_FLOOR = 0.39
+# Memory is about the user. Without a word for the user or for remembering,
+# "로그 저장 방안" (log storage) would land there. Korean pronouns must stand
+# alone (with a particle at most): a bare 저 or 나 also starts 저장 and 나누기.
+_ABOUT_THE_USER = re.compile(
+    r"\b(?:i|me|my|mine|myself|i'm|i've|remember|forget|memory|memories)\b"
+    r"|(?<![가-힣])(?:나|저)(?:는|를|에|의|한테|에게|도|랑)?(?![가-힣])"
+    r"|(?<![가-힣])(?:내|제)가?(?![가-힣])"
+    r"|기억|잊",
+    re.IGNORECASE,
+)
+
+
+class PrototypeRouter:
+    """Nearest-prototype routing; thread-safe, embeds its prototypes on first use."""
+
+    def __init__(
+        self, embedder: Embedder, extra_prototypes: Mapping[str, Sequence[str]] | None = None
+    ) -> None:
+        self._embedder = embedder
+        self._texts: dict[Route, list[str]] = {r: list(PROTOTYPES[r]) for r in ROUTES}
+        for name, texts in (extra_prototypes or {}).items():
+            route = _as_route(name)
+            if isinstance(texts, str):
+                # A bare string is a Sequence[str] too, and would add one prototype per letter.
+                raise TypeError(f"extra_prototypes[{name!r}] must be a list of strings")
+            self._texts[route].extend(texts)
+        self._matrices: dict[Route, _Matrix] | None = None
+        self._lock = threading.Lock()
+
+    def _prototype_vectors(self) -> dict[Route, _Matrix]:
+        # Lazy: a bot that routes with an LLM never pays for the ~200 embeddings.
+        if self._matrices is None:
+            with self._lock:
+                if self._matrices is None:
+                    texts = [t for r in ROUTES for t in self._texts[r]]
+                    rows = self._embedder.embed_documents(texts)
+                    matrices: dict[Route, _Matrix] = {}
+                    start = 0
+                    for route in ROUTES:
+                        end = start + len(self._texts[route])
+                        matrices[route] = rows[start:end]
+                        start = end
+                    self._matrices = matrices
+        return self._matrices
+
+    def classify(self, text: str) -> IntentGuess:
+        matrices = self._prototype_vectors()
+        query = self._embedder.embed_query(text.strip() or "?")
+        scores: dict[str, float] = {}
+        for route in ROUTES:
+            nearest = np.sort(matrices[route] @ query)[::-1][:_TOP_K]
+            scores[route] = round(float(nearest.mean()), 4)
+        if memory_command(text) is not None:
+            return IntentGuess("memory", 1.0, scores)
+
+        adjusted = dict(scores)
+        adjusted["knowledge"] += _KNOWLEDGE_BIAS
+        if _COMPARISON.search(text):
+            adjusted["analysis"] += _COMPARISON_BONUS
+        if _ARITHMETIC.search(text):
+            adjusted["tools"] += _ARITHMETIC_BONUS
+        if not _ABOUT_THE_USER.search(text):
+            del adjusted["memory"]
+        if len(text.split()) == 1 and scores["smalltalk"] < _LONE_WORD_SMALLTALK_FLOOR:
+            del adjusted["smalltalk"]
+        first, second = sorted(adjusted, key=adjusted.__getitem__, reverse=True)[:2]
+        margin = adjusted[first] - adjusted[second]
+        confidence = 1.0 / (1.0 + math.exp(-(margin - _MARGIN_AT_HALF) / _MARGIN_SCALE))
+        return IntentGuess(_as_route(first), round(confidence, 3), scores)
+
+
+def _as_route(name: str) -> Route:
+    for route in ROUTES:
+        if route == name:
+            return route
+    raise ValueError(f"unknown route {name!r}; routes are {', '.join(ROUTES)}")
+
+
+# --- memory commands ---------------------------------------------------------
+
+# A command is addressed to the bot, so it opens the message, after at most a
+# polite lead-in: "How do I delete my profile in Jira?" is not one.
+_EN_LEAD = (
+    r"^\W*(?:(?:hey|ok|okay|now|so|and|please|pls|plz|kindly|just)\W+)*"
+    r"(?:(?:can|could|would|will) you\W+)?(?:please\W+)?"
+)
+_EN_SHOW = re.compile(
+    r"\bwhat (?:else )?(?:do|did|have) you (?:know|remember|remembered|stored?|saved?|learned"
+    r"|kept|got) (?:about|of|on) (?:me|myself)\b"
+    # "my preferences" is about the user; "my team's deploy schedule" is a document question.
+    r"|\bwhat (?:else )?(?:do|did|have) you (?:know|remember|remembered|stored?|saved?) "
+    r"(?:about|of|on) my (?:preferences|settings|profile|details|info|information|role|team"
+    r"|timezone|location|name)\b(?!'s)"
+    r"|\bwhat (?:else )?(?:do|did|have) you (?:remember|remembered|stored?|saved?)\s*[?.!]*$"
+    r"|\bwhat (?:info|information|data|details|facts) (?:do|did|have) you (?:have |got |kept )?"
+    r"(?:on|about) me\b"
+    r"|\bwhat (?:did|have) i (?:told|tell) you\b(?: about (?:me|myself)| before| so far)?\s*[?.!]*$"
+    r"|\bdo you (?:still )?remember me\b"
+    r"|" + _EN_LEAD + r"(?:show|list|tell|give|display)(?: me)? (?:all )?(?:of )?"
+    r"(?:my (?:memory|memories|saved|stored|profile)|what you(?:'ve| have)? (?:know|remember|"
+    r"stored|saved)(?: about me)?\b|your memor(?:y|ies) (?:of|about) me)",
+    re.IGNORECASE,
+)
+_EN_FORGET = re.compile(
+    _EN_LEAD + r"(?:forget (?:what i (?:told|said|shared|mentioned)|everything|all (?:about|of)"
+    r"|about me|me\b|my\b|that i\b|what you know)"
+    r"|(?:delete|erase|clear|wipe|remove|reset|drop) (?:all )?(?:of )?"
+    r"(?:my (?:stored |saved )?(?:memory|memories"
+    r"|data|info|information|profile|preferences|details)|what you (?:know|remember|have stored"
+    r"|stored|saved) about me|your memor(?:y|ies)(?: of me| about me)?|(?:everything|all)"
+    r" (?:you know )?about me)"
+    r"|stop remembering|(?:do not|don't) remember (?:my|that i|me)\b)",
+    re.IGNORECASE,
+)
+# Korean drops the subject, so the bot's memory (기억, 메모리) or the user (나에
+# 대해, 내 정보) must be named, and the verb must be a request (잊어줘, 지워), not a
+# report (잊어버렸어요) or a how-to (기억하는 방법).
+_KO_SELF = (
+    r"(?:(?<![가-힣])(?:나|저)(?:에 ?(?:대해|대한|관해|관한)|한테|를|의)"
+    r"|(?<![가-힣])(?:내|제)(?![가-힣]))"
+)
+_KO_SHOW = re.compile(
+    r"(?:뭘|뭐|무엇을?|뭐를|어떤 ?(?:것|거|걸|정보)|얼마나)\s*(?:\S+\s*)?"
+    r"기억(?!해야|하려|하는 ?(?:법|방법))"
+    r"|" + _KO_SELF + r".*(?:뭘|뭐|무엇|어떤|얼마나)\s*(?:\S+\s*)?(?:알고|알아|알지|기억|저장)"
+    r"|(?:" + _KO_SELF + r"|저장된|기억하는|기억하고 있는).*(?:기억|정보|메모리|프로필)\S*\s*"
+    r"(?:좀\s*)?(?:보여|알려|말해)"
+    r"|" + _KO_SELF + r".*(?:기억|알고 있|알고있|아는|저장)\S* (?:거|것|내용)\S*\s*(?:좀\s*)?"
+    r"(?:보여|알려|말해)",
+)
+_KO_FORGET = re.compile(
+    r"잊어\s*(?:줘|주세요|줄래|주실래|주라|버려|버리세요|라)|잊으세요|잊도록"
+    r"|(?:기억|메모리|" + _KO_SELF + r".*(?:정보|데이터|기록))\S*.*"
+    r"(?:지워|삭제해|삭제하세요|초기화|리셋|없애)"
+    r"|기억하지\s*(?:마|말아|말고)",
+)
+
+
+def memory_command(text: str) -> Literal["show", "forget"] | None:
+    """``show`` or ``forget`` when the message is about what the bot remembers of the user."""
+    if _EN_FORGET.search(text) or _KO_FORGET.search(text):
+        return "forget"
+    if _EN_SHOW.search(text) or _KO_SHOW.search(text):
+        return "show"
+    return None
+
+
+# --- context dependence ------------------------------------------------------
+
+# Demonstratives must start a word: 그거 hides in 로그 거래, 거기 in 선거기간, 이거 in 모이거나.
+_KO_CONTEXT = re.compile(
+    r"(?<![가-힣])(?:그거|그것|그건|그게|그걸|그 거|그쪽|거기|그때|그분|그 ?사람|그 ?중|그 ?다음"
+    r"|그 ?문서|이거|이것|이건|이게|이걸|저거|저것|걔|그럼|그러면|그렇다면|아까|방금)"
+    r"|위에서|위의|위에 ?(?:말|나온|쓴|있는)|앞에서|앞의|말씀하신|(?:네가|니가|너가) ?말한"
+    r"|(?<![가-힣])(?:첫|두|세|네|다섯) ?번째|마지막 ?(?:거|것|꺼|항목|방법)|^\d+ ?번"
+    r"|다른 ?(?:건|거|것|방법|쪽)|더 ?자세히|자세히 좀|^계속(?:해|해줘)?\s*[?？]?$"
+    r"|^(?:그리고|그런데|근데|그래서|또|아니면|그 ?외에?)(?![가-힣])"
+    # Ellipsis: a topic and a particle alone, "배포는요?", "스테이징도?". Digits
+    # make it a calculation instead: "2의 16승은?"
+    r"|^[^\d\s]+(?:\s[^\d\s]+)?(?:은|는|도|으로는|로는)요?\s*[?？]\s*$"
+)
+# "it" is a dummy subject in "what time is it" or "is it possible": no reference.
+_EN_DUMMY_IT = re.compile(
+    r"\b(?:what (?:time|day|date|year|month)|how (?:late|early)) is it\b"
+    r"|\bis it (?:possible|ok|okay|true|safe|allowed|necessary|required|normal|going to"
+    r"|raining|snowing|sunny|cold|hot|warm)\b"
+    r"|\bit(?:'s| is) (?:raining|snowing|sunny|cold|hot|warm|possible|ok|okay)\b"
+    r"|\bwill it (?:rain|snow|be (?:sunny|cloudy|rainy|windy|cold|hot|warm))\b"
+    r"|\b(?:how (?:hot|cold|warm|late)|what (?:time|day|date)) will it be\b",
+    re.IGNORECASE,
+)
+_EN_CONTEXT = re.compile(
+    r"^\W*(?:and|or|but|also|so|then|what about|how about|what if)\b"
+    r"|(?-i:\b[Ii]t\b)|\b(?:they|them|those|these|he|she|him)\b"  # not "IT" the department
+    r"|\b(?:that|this|which|the other|another) one\b|\bones\b"
+    r"|\bthe (?:first|second|third|fourth|fifth|last|former|latter|previous|next|other) "
+    r"(?:one|option|source|link|result|answer|item|point|doc|document)s?\b"
+    r"|\b(?:same|also) (?:for|with|in|about|on)\b|\b(?:too|as well)\s*[?.!]*$"
+    r"|^\W*(?:is|was|does|did|why|what does|what is|what's|how is) (?:that|this)\b"
+    r"|\b(?:about|for|with|do|does|did|is|by|mean) (?:that|this)\s*[?.!]*$"
+    r"|^\W*that(?:'s| is| was)\b"
+    r"|\btell me more\b|\bmore (?:details?|about that)\b|\belaborate\b|\bwhat else\b"
+    r"|\babove\b|\bearlier\b|\byou (?:said|mentioned)\b",
+    re.IGNORECASE,
+)
+# Greetings, thanks and laughter are short but complete. "ok", "yes" and "네" are
+# not on the list: they answer the bot's last question and mean nothing without it.
+_ACKNOWLEDGEMENT = re.compile(
+    r"^(?:\W*(?:(?:hi|hey|hello) there|hi|hiya|hey|hello|yo|sup|morning|thanks?|thank you"
+    r"|thx|ty|cheers|bye|see ya"
+    r"|ha(?:ha)+|lol|good (?:morning|afternoon|evening|night)|안녕(?:하세요)?|하이|ㅎㅇ|반가워요?"
+    r"|고마워요?|고맙습니다|감사(?:합니다|해요)?|ㄱㅅ|땡큐|굿모닝|잘 ?자|수고(?:하셨습니다|했어)?"
+    r"|(?:ㅎㅇ)+|ㅋ+|ㅎ+)(?![\w가-힣]))+\W*$",
+    re.IGNORECASE,
+)
+_HANGUL_SYLLABLE = re.compile(r"[가-힣]")
+# Below this a message is too short to stand alone ("why?", "영어로?"). A Hangul
+# syllable counts three times, about its length in romanisation: "현재 금값" is
+# a full question in five characters.
+_SHORT = 12
+
+
+def is_context_dependent(text: str, *, has_history: bool) -> bool:
+    """Whether the message only makes sense with the thread before it.
+
+    Always False without history: there is nothing to resolve it against, so
+    it has to be taken as it stands.
+    """
+    if not has_history:
+        return False
+    stripped = text.strip()
+    if not stripped or _ACKNOWLEDGEMENT.match(stripped) or _ARITHMETIC.search(stripped):
+        return False
+    if _KO_CONTEXT.search(stripped) or _EN_CONTEXT.search(_EN_DUMMY_IT.sub(" ", stripped)):
+        return True
+    weight = len(stripped) + 2 * len(_HANGUL_SYLLABLE.findall(stripped))
+    return weight < _SHORT
