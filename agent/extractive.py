@@ -98,13 +98,19 @@ def extractive_answer(
     top = max(scored[0][0] for _, _, scored in candidates)
     lines = [text["intro"], ""]
     citations: list[Citation] = []
+    quoted: set[str] = set()  # overlapping chunks (neighbour context) share sentences
     for hit, sentences, scored in candidates:
         # A passage whose best sentence is much weaker than the best overall is noise.
         if scored[0][0] < _RELATIVE_FLOOR * top and citations:
             continue
-        keep = [i for s, i in scored[:sentences_per_source] if s >= _RELATIVE_FLOOR * scored[0][0]]
+        floor = _RELATIVE_FLOOR * scored[0][0]
+        keep = [i for s, i in scored[:sentences_per_source] if s >= floor]
+        fresh = [sentences[i] for i in sorted(keep) if sentences[i] not in quoted]
+        if not fresh:
+            continue
+        quoted.update(fresh)
         number = _citation_number(citations, hit.chunk)
-        quote = " ".join(sentences[i] for i in sorted(keep))
+        quote = " ".join(fresh)
         lines.extend([f"> {quote} [{number}]", ""])
     return ExtractiveAnswer("\n".join(lines).strip(), citations, language)
 

@@ -1,0 +1,117 @@
+"""What goes into the agent (a :class:`Turn`) and what comes out (an event stream).
+
+Adapters only ever see these types: they build a Turn from a platform message
+and render Progress, Token and Final events. Everything is a plain dataclass
+so the stream crosses threads and serialises to JSON without surprises.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+Route = Literal[
+    "blocked",
+    "cached",
+    "smalltalk",
+    "knowledge",
+    "analysis",
+    "current_events",
+    "tools",
+    "memory",
+    "error",
+]
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One message addressed to the bot."""
+
+    text: str
+    platform: str = "cli"
+    workspace: str = "local"
+    channel: str = "terminal"
+    thread_root: str = "default"
+    user: str = "local-user"
+    message_id: str = ""
+    # Document scopes this channel may search; None means the default scope only.
+    scopes: frozenset[str] | None = None
+
+    @property
+    def thread_id(self) -> str:
+        return f"{self.platform}:{self.workspace}:{self.channel}:{self.thread_root}"
+
+
+@dataclass(frozen=True)
+class Source:
+    """A numbered citation: where an answer's ``[n]`` points."""
+
+    number: int
+    title: str
+    source: str
+    locator: str = ""  # "p. 3" or a heading path
+    link: str | None = None
+    doc_id: str = ""
+    kind: Literal["document", "web"] = "document"
+
+
+@dataclass(frozen=True)
+class Progress:
+    """A human sentence about the step that just started, in the user's language."""
+
+    stage: str
+    text: str
+    kind: Literal["progress"] = "progress"
+
+
+@dataclass(frozen=True)
+class Token:
+    """Answer text as it is generated.
+
+    ``reset`` is set on the first token of a rewritten draft (after a failed
+    groundedness check): adapters clear what they have shown so far.
+    """
+
+    text: str
+    reset: bool = False
+    kind: Literal["token"] = "token"
+
+
+@dataclass(frozen=True)
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+@dataclass(frozen=True)
+class Final:
+    """The end of every turn, including failed ones (then ``answer`` says why)."""
+
+    answer: str
+    sources: list[Source] = field(default_factory=list)
+    route: Route = "knowledge"
+    language: str = "en"
+    cached: bool = False
+    blocked: bool = False
+    # The LLM was configured but failed, so a deterministic stand-in answered.
+    degraded: bool = False
+    mode: Literal["llm", "extractive"] = "extractive"
+    llm_calls: int = 0
+    usage: Usage = field(default_factory=Usage)
+    timings: dict[str, float] = field(default_factory=dict)  # milliseconds per stage
+    thread_id: str = ""
+    notes: list[str] = field(default_factory=list)  # stated reasons: fallbacks taken, limits hit
+    kind: Literal["final"] = "final"
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["usage"]["total_tokens"] = self.usage.total_tokens
+        data.pop("kind")
+        return data
+
+
+Event = Progress | Token | Final

@@ -1,0 +1,143 @@
+"""The whole seed workflow as one LangGraph graph.
+
+```
+START -> input_guard -> blocked_response -> finalize            (blocked: no LLM)
+                     -> cache_lookup -> finalize                (cache hit: no LLM)
+                                     -> router -> direct_response | tools | memory
+                                               -> [context_enhancement] -> planner
+planner -> retrieve x N (Send, in dependency waves) -> collect
+collect -> web_search (thin pool, provider configured)
+        -> judge (rerank + sufficiency) || generate (speculative draft) -> gate
+gate -> retrieve x missing aspects (loop, bounded)  | generate | verify
+verify -> generate (rewrite with the reason, bounded) | fallback | output_guard
+output_guard -> generate (bounded) | fallback | cache_store -> finalize -> END
+```
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
+from langgraph.store.base import BaseStore
+
+from agent.deps import Deps
+from agent.nodes.answering import (
+    after_output_guard,
+    after_verify,
+    fallback,
+    generate,
+    output_guard,
+    verify,
+)
+from agent.nodes.entry import cache_lookup, input_guard
+from agent.nodes.finishing import blocked_response, cache_store, finalize
+from agent.nodes.judging import after_gate, gate, judge
+from agent.nodes.retrieval import (
+    after_collect,
+    collect,
+    dispatch,
+    evaluate_targets,
+    planner,
+    retrieve,
+    web_search,
+)
+from agent.nodes.routing import (
+    context_enhancement,
+    direct_response,
+    memory_node,
+    router,
+    tools_node,
+)
+from agent.state import AgentState
+
+
+def _after_guard(state: AgentState) -> str:
+    return "blocked_response" if state.get("blocked") else "cache_lookup"
+
+
+def _after_cache(state: AgentState) -> str:
+    return "finalize" if state.get("cached") else "router"
+
+
+def _after_router(state: AgentState) -> str:
+    route = state.get("route", "knowledge")
+    if route in ("smalltalk", "general"):
+        return "direct_response"
+    if route in ("tools", "memory"):
+        return route
+    return "context_enhancement" if state.get("needs_history") else "planner"
+
+
+def _after_generate(state: AgentState) -> str:
+    return "gate" if state.get("speculating") else "verify"
+
+
+def _after_web(state: AgentState, runtime: Runtime[Deps]) -> list[str]:
+    return evaluate_targets(state, runtime.context)
+
+
+def build_graph(
+    checkpointer: BaseCheckpointSaver[Any] | None = None, store: BaseStore | None = None
+) -> CompiledStateGraph[Any, Any, Any, Any]:
+    g: StateGraph[Any, Any, Any, Any] = StateGraph(AgentState, context_schema=Deps)
+
+    def node(name: str, fn: Any, *, defer: bool = False) -> None:
+        # LangGraph's overloads do not accept a typed (state, runtime) coroutine; it runs fine.
+        g.add_node(name, fn, defer=defer)
+
+    node("input_guard", input_guard)
+    node("blocked_response", blocked_response)
+    node("cache_lookup", cache_lookup)
+    node("router", router)
+    node("context_enhancement", context_enhancement)
+    node("direct_response", direct_response)
+    node("tools", tools_node)
+    node("memory", memory_node)
+    node("planner", planner)
+    node("retrieve", retrieve)
+    # Joins wait for every parallel branch of their step (defer), not just the first one.
+    node("collect", collect, defer=True)
+    node("web_search", web_search)
+    node("judge", judge)
+    node("generate", generate)
+    node("gate", gate, defer=True)
+    node("verify", verify)
+    node("output_guard", output_guard)
+    node("fallback", fallback)
+    node("cache_store", cache_store)
+    node("finalize", finalize)
+
+    g.add_edge(START, "input_guard")
+    g.add_conditional_edges("input_guard", _after_guard, ["blocked_response", "cache_lookup"])
+    g.add_edge("blocked_response", "finalize")
+    g.add_conditional_edges("cache_lookup", _after_cache, ["finalize", "router"])
+    g.add_conditional_edges(
+        "router",
+        _after_router,
+        ["direct_response", "tools", "memory", "context_enhancement", "planner"],
+    )
+    g.add_edge("context_enhancement", "planner")
+    g.add_edge("direct_response", "output_guard")
+    g.add_edge("tools", "output_guard")
+    g.add_edge("memory", "finalize")
+    g.add_conditional_edges("planner", dispatch, ["retrieve"])
+    g.add_edge("retrieve", "collect")
+    g.add_conditional_edges(
+        "collect", after_collect, ["retrieve", "web_search", "judge", "generate"]
+    )
+    g.add_conditional_edges("web_search", _after_web, ["judge", "generate"])
+    g.add_edge("judge", "gate")
+    g.add_conditional_edges("generate", _after_generate, ["gate", "verify"])
+    g.add_conditional_edges("gate", after_gate, ["retrieve", "generate", "verify"])
+    g.add_conditional_edges("verify", after_verify, ["output_guard", "generate", "fallback"])
+    g.add_conditional_edges(
+        "output_guard", after_output_guard, ["cache_store", "generate", "fallback"]
+    )
+    g.add_edge("fallback", "finalize")
+    g.add_edge("cache_store", "finalize")
+    g.add_edge("finalize", END)
+    return g.compile(checkpointer=checkpointer, store=store)

@@ -1,0 +1,141 @@
+"""The LLM factory and the three ways the graph calls a model.
+
+Two models, as the router seed says: a fast one for routing and checks, a
+strong one for answers. Every call returns its token usage, and every failure
+(timeout, HTTP error, 429 after the client's retries, malformed output)
+becomes one :class:`LLMError`, so nodes have a single thing to catch before
+falling back to their deterministic stand-in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool
+from pydantic import BaseModel
+
+T = TypeVar("T", bound=BaseModel)
+
+# Internal calls must not leak into LangGraph's "messages" stream: only the answer is streamed.
+_HIDDEN: RunnableConfig = {"tags": ["nostream"]}
+
+
+class LLMError(Exception):
+    """The model could not give a usable reply; ``kind`` says why, for the Final's notes."""
+
+    def __init__(self, kind: str, detail: str) -> None:
+        super().__init__(f"{kind}: {detail}")
+        self.kind = kind
+        self.detail = detail
+
+
+@dataclass(frozen=True)
+class LLMs:
+    fast: BaseChatModel
+    chat: BaseChatModel
+    fast_name: str = "fast"
+    chat_name: str = "chat"
+
+
+def openai_llms(
+    *,
+    fast_model: str,
+    chat_model: str,
+    base_url: str | None,
+    api_key: str | None,
+    timeout_s: float = 30.0,
+    max_retries: int = 2,
+) -> LLMs:
+    """ChatOpenAI clients for any OpenAI-compatible endpoint (OpenAI, vLLM, Ollama...)."""
+    from langchain_openai import ChatOpenAI
+
+    def make(model: str, temperature: float) -> ChatOpenAI:
+        return ChatOpenAI(
+            model=model,
+            base_url=base_url,
+            api_key=api_key or "not-needed",
+            temperature=temperature,
+            timeout=timeout_s,
+            max_retries=max_retries,
+            # With a custom base_url the usage chunk must be asked for explicitly.
+            stream_usage=True,
+        )
+
+    return LLMs(make(fast_model, 0.0), make(chat_model, 0.2), fast_model, chat_model)
+
+
+def usage_of(message: BaseMessage | None) -> dict[str, int]:
+    meta = getattr(message, "usage_metadata", None) or {}
+    return {
+        "prompt_tokens": int(meta.get("input_tokens", 0)),
+        "completion_tokens": int(meta.get("output_tokens", 0)),
+    }
+
+
+def _classify(exc: BaseException) -> LLMError:
+    import openai
+
+    if isinstance(exc, LLMError):
+        return exc
+    if isinstance(exc, openai.APITimeoutError | TimeoutError):
+        return LLMError("timeout", "the model did not answer in time")
+    if isinstance(exc, openai.RateLimitError):
+        return LLMError("rate_limited", "the model endpoint kept answering 429")
+    if isinstance(exc, openai.APIStatusError):
+        return LLMError("http_error", f"HTTP {exc.status_code} from the model endpoint")
+    if isinstance(exc, openai.APIConnectionError):
+        return LLMError("unreachable", "cannot connect to the model endpoint")
+    return LLMError("malformed", f"{type(exc).__name__}: {str(exc)[:200]}")
+
+
+async def structured(
+    model: BaseChatModel, schema: type[T], messages: Sequence[BaseMessage]
+) -> tuple[T, dict[str, int]]:
+    """A JSON-schema reply parsed into ``schema``, with the call's usage."""
+    runnable = model.with_structured_output(schema, method="json_schema", include_raw=True)
+    try:
+        result: Any = await runnable.ainvoke(list(messages), config=_HIDDEN)
+    except Exception as exc:
+        raise _classify(exc) from exc
+    usage = usage_of(result.get("raw"))
+    parsed = result.get("parsed")
+    if result.get("parsing_error") is not None or not isinstance(parsed, schema):
+        raise LLMError("malformed", f"the reply did not match {schema.__name__}")
+    return parsed, usage
+
+
+async def stream_text(
+    model: BaseChatModel, messages: Sequence[BaseMessage], on_token: Callable[[str], None]
+) -> tuple[str, dict[str, int]]:
+    """Stream a text reply, handing each piece to ``on_token``; returns the text and usage."""
+    parts: list[str] = []
+    usage = {"prompt_tokens": 0, "completion_tokens": 0}
+    try:
+        async for chunk in model.astream(list(messages), config=_HIDDEN):
+            if isinstance(chunk, AIMessageChunk):
+                if chunk.usage_metadata:
+                    usage = usage_of(chunk)
+                text = chunk.text
+                if text:
+                    parts.append(text)
+                    on_token(text)
+    except Exception as exc:
+        raise _classify(exc) from exc
+    return "".join(parts), usage
+
+
+async def invoke_with_tools(
+    model: BaseChatModel, tools: Sequence[BaseTool], messages: Sequence[BaseMessage]
+) -> tuple[AIMessage, dict[str, int]]:
+    try:
+        reply = await model.bind_tools(list(tools)).ainvoke(list(messages), config=_HIDDEN)
+    except Exception as exc:
+        raise _classify(exc) from exc
+    if not isinstance(reply, AIMessage):
+        raise LLMError("malformed", "the tool call reply was not a message")
+    return reply, usage_of(reply)

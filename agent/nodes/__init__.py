@@ -1,0 +1,1 @@
+"""The graph's nodes, grouped by phase: entry, routing, retrieval, answering, finishing."""

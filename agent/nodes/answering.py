@@ -1,0 +1,233 @@
+"""Generate, check, guard: the answer and its bounded retries.
+
+``generate`` streams a draft with ``[n]`` citations (or quotes passages
+without an LLM); ``verify`` runs the groundedness check and the answer grade
+in one fast call; failures feed their reason back to the next draft, at most
+``max_answer_retries`` times, then ``fallback`` answers honestly with the best
+sources. ``output_guard`` catches empty or apology-only answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from agent import replies
+from agent.deps import Deps
+from agent.extractive import extractive_answer
+from agent.guards import check_output
+from agent.llm import LLMError, stream_text, structured
+from agent.memory.budget import TokenPlan, fit_texts
+from agent.nodes.common import degraded, llm_used, question_of, timed
+from agent.nodes.judging import by_score
+from agent.nodes.routing import history_of
+from agent.progress import emit, report
+from agent.prompts import answer_messages, verdict_messages
+from agent.retrieval.types import Chunk, SearchHit
+from agent.schemas import Verdict
+from agent.state import AgentState, Check, PoolItem
+
+_CITATION = re.compile(r"\[(\d{1,2})\]")
+RAG_ROUTES = ("knowledge", "analysis", "current_events")
+
+
+def evidence(state: AgentState, limit: int) -> list[PoolItem]:
+    """The passages the answer is written from: the judge's ranking, else retrieval order."""
+    pool = state.get("pool", [])
+    review = state.get("review")
+    if review is not None and not state.get("speculating"):
+        by_id = {item["id"]: item for item in pool}
+        ranked = [by_id[i] for i in review["ranking"] if i in by_id]
+        return ranked[:limit]
+    return by_score(pool)[:limit]
+
+
+def renumber(answer: str, items: list[PoolItem]) -> tuple[str, list[PoolItem]]:
+    """Keep only the cited passages, numbered 1..n in order of first citation.
+
+    A marker pointing at no passage is removed, so every ``[n]`` the user sees
+    maps to a real source.
+    """
+    order: list[int] = []
+    for match in _CITATION.finditer(answer):
+        n = int(match.group(1))
+        if 0 < n <= len(items) and n not in order:
+            order.append(n)
+    mapping = {old: new for new, old in enumerate(order, start=1)}
+
+    def replace(match: re.Match[str]) -> str:
+        n = int(match.group(1))
+        return f"[{mapping[n]}]" if n in mapping else ""
+
+    return _CITATION.sub(replace, answer), [items[n - 1] for n in order]
+
+
+def _hit(item: PoolItem) -> SearchHit:
+    chunk = Chunk(
+        chunk_id=item["id"],
+        doc_id=item["doc_id"],
+        seq=0,
+        text=item["text"],
+        source=item["source"],
+        title=item["title"],
+        page=item["page"],
+        heading=item["heading"],
+        link=item["link"],
+    )
+    return SearchHit(chunk, item["score"])
+
+
+async def quote(state: AgentState, deps: Deps, items: list[PoolItem]) -> str:
+    """The extractive answer: quoted sentences with [n] pointing into ``items``."""
+    if not items:
+        return replies.text("nothing_found", state["language"])
+    hits = [_hit(item) for item in items]
+    answer = await asyncio.to_thread(
+        extractive_answer, question_of(state), hits, deps.kb.embedder, max_sources=3
+    )
+    # The extractive citations are numbered among the quoted passages; map them to ``items``.
+    positions = {(c.source, c.locator): c.number for c in answer.citations}
+    index = {
+        positions[(hit.chunk.source, hit.chunk.locator())]: n
+        for n, hit in enumerate(hits, start=1)
+        if (hit.chunk.source, hit.chunk.locator()) in positions
+    }
+    return _CITATION.sub(lambda m: f"[{index.get(int(m.group(1)), 0)}]", answer.text)
+
+
+@timed("generate")
+async def generate(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
+    deps = runtime.context
+    config = deps.config
+    language = state["language"]
+    items = evidence(state, config.evidence_chunks)
+    speculative = bool(state.get("speculating"))
+    if state.get("retries"):
+        report("rewrite_answer", language)
+    else:
+        report("write", language)
+    emit({"type": "draft_start", "speculative": speculative})
+    if deps.llms is None or not items:
+        return {"draft": await quote(state, deps, items), "draft_sources": items}
+    budget = TokenPlan.for_context(config.context_tokens).evidence
+    texts = fit_texts([item["text"] for item in items], budget)
+    fitted = [item | {"text": text} for item, text in zip(items, texts, strict=False)]
+    plan = state.get("plan")
+    style = plan["answer_style"] if plan else "normal"
+    messages = answer_messages(
+        question_of(state),
+        fitted,
+        language=language,
+        style=style,
+        history=history_of(state),
+        summary=state.get("summary", ""),
+        profile=state.get("profile", ""),
+        feedback=state.get("feedback", ""),
+        persona=deps.persona,
+    )
+
+    def on_token(text: str) -> None:
+        emit({"type": "token", "text": text, "speculative": speculative})
+
+    try:
+        text, usage = await stream_text(deps.llms.chat, messages, on_token)
+    except LLMError as exc:
+        return {"draft": await quote(state, deps, items), "draft_sources": items} | degraded(
+            exc.kind
+        )
+    return {"draft": text, "draft_sources": items} | llm_used(usage)
+
+
+def _accept(draft: str, items: list[PoolItem], check: Check | None) -> dict[str, Any]:
+    answer, cited = renumber(draft, items)
+    return {"answer": answer, "sources": cited, "grounded": True, "check": check}
+
+
+@timed("verify")
+async def verify(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
+    """Groundedness check and answer grade in one call; a failure asks for a rewrite."""
+    deps = runtime.context
+    config = deps.config
+    draft, items = state.get("draft", ""), state.get("draft_sources", [])
+    checking = deps.llms is not None and config.features.groundedness_check
+    if not checking or state.get("degraded") or not items:
+        # Quotes are grounded by construction; a degraded draft is a quote too.
+        return _accept(draft, items, None)
+    assert deps.llms is not None
+    report("check", state["language"])
+    if not renumber(draft, items)[1] and _CITATION.search(draft):
+        reason = "the citations point at passages that do not exist"
+        return _rejected(state, reason)
+    try:
+        out, usage = await structured(
+            deps.llms.fast, Verdict, verdict_messages(question_of(state), draft, items)
+        )
+    except LLMError as exc:
+        note = {"notes": [f"answer check skipped: LLM unavailable ({exc.kind})"]}
+        return _accept(draft, items, None) | note
+    check = Check(
+        grounded=out.grounded and out.grounded_score >= config.min_grounded_score,
+        answers_question=out.answers_question,
+        score=round(min(out.grounded_score, out.answer_score), 3),
+        reason=out.reason,
+    )
+    if check["grounded"] and check["answers_question"]:
+        return _accept(draft, items, check) | llm_used(usage)
+    default = "not supported by the sources" if not check["grounded"] else "off topic"
+    reason = out.reason or default
+    return _rejected(state, reason) | llm_used(usage) | {"check": check}
+
+
+def _rejected(state: AgentState, reason: str) -> dict[str, Any]:
+    """Count the failed draft and keep why, for the rewrite prompt and the Final's notes."""
+    retries = state.get("retries", 0) + 1
+    return {"retries": retries, "feedback": reason, "answer": "", "grounded": False}
+
+
+def after_verify(state: AgentState, runtime: Runtime[Deps]) -> str:
+    if state.get("grounded"):
+        return "output_guard"
+    limit = runtime.context.config.max_answer_retries
+    return "generate" if state.get("retries", 0) < limit else "fallback"
+
+
+@timed("output_guard")
+async def output_guard(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
+    """Catch an LLM's empty or apology-only answer; our own fixed replies and quotes pass."""
+    llm_text = runtime.context.llms is not None and not state.get("degraded")
+    if state.get("route") in RAG_ROUTES and not (llm_text and state.get("sources")):
+        return {}
+    quality = check_output(state.get("answer", ""))
+    if quality == "pass":
+        return {}
+    reason = "the answer was empty" if quality == "empty" else "the answer was only an apology"
+    return _rejected(state, reason)
+
+
+def after_output_guard(state: AgentState, runtime: Runtime[Deps]) -> str:
+    if state.get("grounded"):
+        return "cache_store"
+    limit = runtime.context.config.max_answer_retries
+    if state.get("route") in RAG_ROUTES and state.get("retries", 0) < limit:
+        return "generate"
+    return "fallback"
+
+
+@timed("fallback")
+async def fallback(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
+    """The honest end of failed retries: say so, and quote the best sources."""
+    deps = runtime.context
+    language = state["language"]
+    if state.get("route") not in RAG_ROUTES:
+        return {"answer": replies.smalltalk(state["question"], language), "grounded": False}
+    items = evidence(state, deps.config.evidence_chunks)
+    if not items:
+        return {"answer": replies.text("nothing_found", language), "sources": []}
+    quoted, cited = renumber(await quote(state, deps, items), items)
+    answer = f"{replies.text('fallback_intro', language)}\n\n{quoted}"
+    reason = state.get("feedback", "")
+    notes = [f"answer checks failed {state.get('retries', 0)} times: {reason}"] if reason else []
+    return {"answer": answer, "sources": cited, "grounded": False, "notes": notes}

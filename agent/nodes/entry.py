@@ -1,0 +1,99 @@
+"""The first steps of every turn: the input guard and the answer cache. No LLM here."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from agent.deps import Deps
+from agent.guards import check_input
+from agent.intent import is_context_dependent
+from agent.language import detect_language
+from agent.nodes.common import timed
+from agent.progress import report
+from agent.retrieval.tokenizer import tokenize
+from agent.state import AgentState
+
+_HANGUL = re.compile(r"[가-힣]")
+
+
+def scope_key(state: AgentState) -> str:
+    """Cache entries are shared only by turns that may see exactly the same documents."""
+    turn = state["turn"]
+    scopes = ",".join(sorted(turn["scopes"] or ["*default*"]))
+    return f"{turn['workspace']}|{scopes}"
+
+
+def same_subject(question: str, cached: str) -> bool:
+    """Reject a semantic hit where each question has a term the other lacks.
+
+    Embeddings put "connect to the VPN" and "disconnect from the VPN" at 0.94,
+    and staging vs production backups at 0.90: above the seed's 0.9 threshold
+    but different questions. A swapped term is the tell; a mere extra word
+    ("며칠 동안") is a paraphrase.
+    """
+    mine, theirs = _subject_terms(question), _subject_terms(cached)
+    return not (mine - theirs) or not (theirs - mine)
+
+
+def _subject_terms(text: str) -> set[str]:
+    """Terms of a question without a Korean closing predicate (하나요 / 해요 say the same)."""
+    words = text.split()
+    if words and _HANGUL.search(words[-1]):
+        words = words[:-1]
+    return set(tokenize(" ".join(words)))
+
+
+def has_history(state: AgentState) -> bool:
+    return len(state.get("messages", [])) > 1 or bool(state.get("summary"))
+
+
+@timed("input_guard")
+async def input_guard(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
+    text = state["turn"]["text"]
+    language = detect_language(text)
+    verdict = check_input(text, max_chars=runtime.context.config.max_input_chars, language=language)
+    update: dict[str, Any] = {
+        "question": text.strip(),
+        "language": language,
+        "blocked": verdict.blocked,
+        "block_reason": verdict.reason or "",
+    }
+    if verdict.blocked:
+        update |= {"route": "blocked", "reply": verdict.message}
+    return update
+
+
+@timed("cache_lookup")
+async def cache_lookup(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
+    deps = runtime.context
+    if deps.cache is None or not deps.config.features.cache:
+        return {}
+    question = state["question"]
+    # "And the second one?" means something else in every thread: never serve it from cache.
+    if is_context_dependent(question, has_history=has_history(state)):
+        return {}
+    cache = deps.cache
+    catalog = deps.kb.catalog
+
+    def lookup() -> Any:
+        vector = deps.kb.embedder.embed_query(question)
+        return cache.lookup(question, vector, scope_key(state), catalog.document_versions)
+
+    try:
+        hit = await asyncio.to_thread(lookup)
+    except Exception as exc:  # a broken cache costs a cache miss, never the answer
+        return {"notes": [f"answer cache unavailable ({type(exc).__name__}: {exc})"]}
+    if hit is None or not same_subject(question, hit.question):
+        return {}
+    report("cache", state["language"])
+    return {
+        "cached": {"question": hit.question, "similarity": round(hit.similarity, 3)},
+        "route": "cached",
+        "answer": hit.answer,
+        "sources": hit.sources,
+        "grounded": True,
+    }

@@ -1,0 +1,112 @@
+"""The end of every turn: the blocked reply, cache store, and finalize.
+
+``finalize`` is the only node that writes the thread's history: it appends the
+answer, trims the thread (a running summary keeps what was dropped), saves
+facts the user stated about themselves, and empties the evidence pool so the
+checkpoint stays small.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, RemoveMessage
+from langgraph.runtime import Runtime
+
+from agent import replies
+from agent.deps import Deps
+from agent.memory.history import extractive_summary, select_for_trim
+from agent.memory.profile import remember, user_namespace
+from agent.nodes.answering import RAG_ROUTES
+from agent.nodes.common import timed
+from agent.nodes.entry import scope_key
+from agent.nodes.routing import remembered_facts
+from agent.state import RESET, AgentState, PoolItem
+
+
+@timed("blocked_response")
+async def blocked_response(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
+    """The guard's polite refusal (it says why) becomes the answer; no LLM is called."""
+    return {"answer": state["reply"], "route": "blocked"}
+
+
+def _cacheable(state: AgentState, deps: Deps) -> bool:
+    return (
+        deps.cache is not None
+        and deps.config.features.cache
+        and state.get("route") in RAG_ROUTES
+        and bool(state.get("grounded"))
+        and not state.get("degraded")
+        and not state.get("needs_history")
+        and bool(state.get("sources"))
+        # Web results change by the hour; only document answers are worth keeping.
+        and all(s["kind"] == "document" for s in state.get("sources", []))
+    )
+
+
+def _light(item: PoolItem) -> PoolItem:
+    return item | {"text": ""}
+
+
+@timed("cache_store")
+async def cache_store(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
+    deps = runtime.context
+    if not _cacheable(state, deps):
+        return {}
+    assert deps.cache is not None
+    cache, kb = deps.cache, deps.kb
+    sources = [_light(s) for s in state.get("sources", [])]
+    doc_ids = sorted({s["doc_id"] for s in sources})
+
+    def store() -> None:
+        vector = kb.embedder.embed_query(state["question"])
+        cache.store(
+            state["question"],
+            vector,
+            scope_key(state),
+            state["answer"],
+            [dict(s) for s in sources],
+            state["language"],
+            kb.catalog.document_versions(doc_ids),
+        )
+
+    try:
+        await asyncio.to_thread(store)
+    except Exception as exc:  # not caching is fine; losing the answer is not
+        return {"notes": [f"answer not cached ({type(exc).__name__}: {exc})"]}
+    return {}
+
+
+def _trimmed(state: AgentState, answer: str, deps: Deps) -> dict[str, Any]:
+    messages: list[BaseMessage] = [*state.get("messages", []), AIMessage(answer)]
+    config = deps.config
+    drop = select_for_trim(
+        messages, keep_last=config.history_keep_messages, max_tokens=config.history_max_tokens
+    )
+    removals = [RemoveMessage(m.id) for m in drop if m.id]
+    update: dict[str, Any] = {"messages": [messages[-1], *removals]}
+    if drop:
+        update["summary"] = extractive_summary(state.get("summary", ""), drop)
+    return update
+
+
+@timed("finalize")
+async def finalize(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
+    deps = runtime.context
+    answer = state.get("answer") or replies.text("error", state["language"], reason="no answer")
+    update: dict[str, Any] = {"answer": answer, "pool": RESET, "seen": RESET, "draft_sources": []}
+    last = state["messages"][-1]
+    if state.get("blocked"):
+        # A refused message (an injection, a harmful request) must not steer later turns.
+        update["messages"] = [RemoveMessage(last.id)] if last.id else []
+        return update
+    update |= _trimmed(state, answer, deps)
+    facts = remembered_facts(state)
+    if facts and runtime.store is not None and deps.config.features.user_memory:
+        namespace = user_namespace(state["turn"]["workspace"], state["turn"]["user"])
+        try:
+            await remember(runtime.store, namespace, facts)
+        except Exception as exc:
+            update["notes"] = [f"could not save what you told me ({type(exc).__name__})"]
+    return update

@@ -1,0 +1,113 @@
+"""Rerank + sufficiency judge, and the gate that loops back or moves on.
+
+One fast-model call (``Review``) reranks the pool and scores whether it is
+enough. The loop is bounded three ways: the iteration limit, stagnation (the
+score stopped improving) and nothing left to look for. While the judge reads,
+the answer may already be drafting (``speculating``); the judge then tells the
+runner to show or drop that draft as soon as it knows.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal
+
+from langgraph.runtime import Runtime
+from langgraph.types import Send
+
+from agent.config import AgentConfig
+from agent.deps import Deps
+from agent.llm import LLMError, structured
+from agent.nodes.common import degraded, llm_used, question_of, timed
+from agent.nodes.retrieval import loop_tasks
+from agent.progress import emit, report
+from agent.prompts import review_messages
+from agent.retrieval.tokenizer import tokenize
+from agent.schemas import Review as ReviewOut
+from agent.state import AgentState, PoolItem, Review
+
+Decision = Literal["enough", "loop", "give_up"]
+REVIEW_LIMIT = 12  # passages shown to the judge
+
+
+def by_score(pool: list[PoolItem]) -> list[PoolItem]:
+    return sorted(pool, key=lambda item: item["score"], reverse=True)
+
+
+def decide(
+    score: float, missing: list[str], iteration: int, history: list[float], config: AgentConfig
+) -> Decision:
+    """The seeds' loop rule plus the stagnation stop (seed 003)."""
+    if not config.features.sufficiency_loop or score >= config.min_sufficiency:
+        return "enough"
+    if iteration + 1 >= config.max_iterations or not missing:
+        return "give_up"
+    if history and score - history[-1] < config.stagnation_delta:
+        return "give_up"
+    return "loop"
+
+
+def local_review(question: str, items: list[PoolItem]) -> tuple[list[str], float, list[str]]:
+    """Without an LLM: keep the retrieval order; sufficiency is the share of the question's
+    rare terms the passages contain, and the missing aspects are the terms not found."""
+    terms = [t for t in dict.fromkeys(tokenize(question)) if len(t) > 1]
+    if not terms or not items:
+        return [i["id"] for i in items], 0.0 if not items else 1.0, []
+    found = set()
+    for item in items:
+        found |= set(tokenize(item["text"]))
+    weights = {t: 1.0 + math.log(1 + len(t)) for t in terms}
+    covered = sum(w for t, w in weights.items() if t in found)
+    missing = [t for t in terms if t not in found]
+    return [i["id"] for i in items], covered / sum(weights.values()), missing[:3]
+
+
+@timed("judge")
+async def judge(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
+    deps = runtime.context
+    config = deps.config
+    question = question_of(state)
+    items = by_score(state.get("pool", []))[:REVIEW_LIMIT]
+    report("judge", state["language"])
+    update: dict[str, Any] = {}
+    if deps.llms is not None and items:
+        try:
+            messages = review_messages(question, items)
+            out, usage = await structured(deps.llms.fast, ReviewOut, messages)
+            numbers = [n for n in dict.fromkeys(out.ranking) if 0 < n <= len(items)]
+            ranking = [items[n - 1]["id"] for n in numbers]
+            ranking += [i["id"] for i in items if i["id"] not in ranking]  # keep the rest behind
+            score, missing = max(0.0, min(1.0, out.sufficiency)), out.missing_aspects
+            update |= llm_used(usage)
+        except LLMError as exc:
+            ranking, score, missing = local_review(question, items)
+            update |= degraded(exc.kind)
+    else:
+        ranking, score, missing = local_review(question, items)
+    if not config.features.rerank:
+        ranking = [i["id"] for i in items]
+    iteration = state.get("iteration", 0)
+    decision = decide(score, missing, iteration, state.get("score_history", []), config)
+    if state.get("speculating"):
+        # Show the draft being written in parallel, or drop it if we go back for more.
+        emit({"type": "judged", "keep": decision != "loop"})
+    if decision == "loop":
+        report("more", state["language"], what=", ".join(missing[:3]))
+    review = Review(ranking=ranking, score=round(score, 3), missing=missing, decision=decision)
+    return update | {"review": review, "iteration": iteration + 1, "score_history": [score]}
+
+
+@timed("gate")
+async def gate(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
+    """The join after the judge (and a speculative draft): drop a draft we will not use."""
+    review = state.get("review")
+    if review is not None and review["decision"] == "loop":
+        return {"draft": "", "draft_sources": [], "speculating": False}
+    return {"speculating": False}
+
+
+def after_gate(state: AgentState, runtime: Runtime[Deps]) -> list[Send] | str:
+    review = state.get("review")
+    if review is not None and review["decision"] == "loop":
+        return loop_tasks(state, runtime.context)
+    return "verify" if state.get("draft") else "generate"

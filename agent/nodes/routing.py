@@ -1,0 +1,266 @@
+"""Router and the short routes: smalltalk, tools, memory; the history rewrite.
+
+One fast-model call (``Analysis``) routes, rewrites with the thread history
+and plans at once; the seeds' classifier, context enhancement and planner
+stay separate nodes that read its result, so each can fall back on its own.
+Without an LLM (or when it fails) routing uses multilingual embedding
+prototypes and text rules.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from langchain_core.messages import BaseMessage, ToolMessage
+from langgraph.runtime import Runtime
+
+from agent import replies
+from agent.deps import Deps
+from agent.intent import is_context_dependent, memory_command
+from agent.llm import LLMError, invoke_with_tools, structured
+from agent.memory.budget import TokenPlan
+from agent.memory.profile import Fact, forget, recall, render_profile, user_namespace
+from agent.nodes.common import degraded, llm_used, timed
+from agent.nodes.entry import has_history
+from agent.progress import report
+from agent.prompts import analysis_messages, tools_messages
+from agent.schemas import Analysis
+from agent.state import AgentState, Plan, SubQuestion
+from agent.tools import (
+    TOOLS,
+    ToolError,
+    asks_for_datetime,
+    calculate,
+    current_datetime,
+    find_expression,
+)
+
+
+def history_of(state: AgentState) -> list[BaseMessage]:
+    """The thread before this turn's message."""
+    messages: list[BaseMessage] = list(state.get("messages", []))
+    return messages[:-1]
+
+
+async def _profile(state: AgentState, runtime: Runtime[Deps]) -> str:
+    deps = runtime.context
+    if runtime.store is None or not deps.config.features.user_memory:
+        return ""
+    namespace = user_namespace(state["turn"]["workspace"], state["turn"]["user"])
+    try:
+        facts = await recall(runtime.store, namespace)
+    except Exception:  # memory is a nicety; a broken store must not block the answer
+        return ""
+    budget = TokenPlan.for_context(deps.config.context_tokens).profile
+    return render_profile(facts, budget, state["language"])
+
+
+def _plan_from(analysis: Analysis, max_sub: int, max_variations: int) -> Plan:
+    subs = [
+        SubQuestion(id=s.id, question=s.question, priority=s.priority, depends_on=s.depends_on)
+        for s in analysis.sub_questions[:max_sub]
+        if s.question.strip()
+    ]
+    return Plan(
+        normalized=analysis.standalone_question,
+        sub_questions=subs,
+        variations=[v for v in analysis.variations if v.strip()][:max_variations],
+        answer_style=analysis.answer_style,
+        filters=analysis.filters.model_dump(exclude_none=True),
+    )
+
+
+def _from_analysis(analysis: Analysis, state: AgentState, deps: Deps) -> dict[str, Any]:
+    config = deps.config
+    question = state["question"]
+    route: str = analysis.route
+    notes: list[str] = []
+    if analysis.confidence < config.router_min_confidence and route not in ("tools", "memory"):
+        notes.append(f"router unsure ({analysis.confidence:.2f}); searched the documents")
+        route = "knowledge"
+    if route in ("smalltalk", "general") and not analysis.reply.strip():
+        route = "knowledge"
+    standalone = analysis.standalone_question.strip() or question
+    if not (analysis.needs_history and has_history(state)):
+        standalone = question
+    return {
+        "route": route,
+        "route_confidence": analysis.confidence,
+        "complexity": analysis.complexity,
+        "needs_history": analysis.needs_history and has_history(state),
+        "standalone": standalone,
+        "reply": analysis.reply.strip(),
+        "plan": _plan_from(analysis, config.max_subquestions, config.max_variations),
+        "user_facts": [f.model_dump() for f in analysis.user_facts],
+        "notes": notes,
+    }
+
+
+async def _local_route(state: AgentState, deps: Deps) -> dict[str, Any]:
+    """Routing without an LLM: text rules for tools, then embedding prototypes."""
+    from agent.memory.profile import extract_facts_locally
+
+    question = state["question"]
+    facts = [{"kind": f.kind, "text": f.text} for f in extract_facts_locally(question)]
+    needs_history = is_context_dependent(question, has_history=has_history(state))
+    base = {"user_facts": facts, "needs_history": needs_history, "standalone": question}
+    if find_expression(question) or asks_for_datetime(question):
+        return base | {"route": "tools", "route_confidence": 1.0, "complexity": "simple"}
+    guess = await asyncio.to_thread(deps.prototype_router.classify, question)
+    route: str = guess.route
+    notes: list[str] = []
+    if guess.confidence < deps.config.router_min_confidence and route not in ("knowledge",):
+        notes.append(f"router unsure ({guess.confidence:.2f}); searched the documents")
+        route = "knowledge"
+    if route == "tools":  # the prototypes say "tools" but no rule found what to compute
+        route = "knowledge"
+    if route == "smalltalk" and not needs_history:
+        reply = replies.smalltalk(question, state["language"])
+        return base | {"route": route, "route_confidence": guess.confidence, "reply": reply}
+    if route == "smalltalk":
+        route = "knowledge"
+    complexity = "complex" if route == "analysis" else "moderate"
+    return base | {
+        "route": route,
+        "route_confidence": guess.confidence,
+        "complexity": complexity,
+        "notes": notes,
+    }
+
+
+@timed("router")
+async def router(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
+    deps = runtime.context
+    language = state["language"]
+    report("analyze", language)
+    profile = await _profile(state, runtime)
+    question = state["question"]
+    if memory_command(question):
+        return {"route": "memory", "route_confidence": 1.0, "profile": profile}
+    if deps.llms is not None:
+        today = deps.clock().astimezone().strftime("%Y-%m-%d (%A)")
+        messages = analysis_messages(
+            question, history_of(state), state.get("summary", ""), profile, today
+        )
+        try:
+            analysis, usage = await structured(deps.llms.fast, Analysis, messages)
+        except LLMError as exc:
+            local = await _local_route(state, deps)
+            return local | {"profile": profile} | _merge_notes(local, degraded(exc.kind))
+        return _from_analysis(analysis, state, deps) | {"profile": profile} | llm_used(usage)
+    return await _local_route(state, deps) | {"profile": profile}
+
+
+def _merge_notes(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
+    return second | {"notes": [*first.get("notes", []), *second.get("notes", [])]}
+
+
+@timed("context_enhancement")
+async def context_enhancement(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
+    """Make a follow-up self-contained; without an LLM, prefix the previous question."""
+    report("rewrite", state["language"])
+    if state.get("standalone") and state["standalone"] != state["question"]:
+        return {}
+    previous = [m for m in history_of(state) if m.type == "human"]
+    if not previous:
+        return {}
+    return {"standalone": f"{previous[-1].content} {state['question']}"}
+
+
+@timed("direct_response")
+async def direct_response(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
+    reply = state.get("reply") or replies.smalltalk(state["question"], state["language"])
+    return {"answer": reply, "grounded": True}
+
+
+def _run_tool(name: str, args: dict[str, Any], timezone: str) -> str:
+    try:
+        if name == "calculator":
+            return calculate(str(args.get("expression", "")))
+        if name == "current_datetime":
+            return current_datetime(str(args.get("timezone") or timezone))
+    except ToolError as exc:
+        return f"error: {exc}"
+    return f"error: unknown tool {name}"
+
+
+def _local_tool_answer(question: str, language: str, timezone: str) -> str:
+    expression = find_expression(question)
+    try:
+        if expression:
+            return f"{expression} = {calculate(expression)}"
+        return current_datetime(timezone)
+    except ToolError as exc:
+        return replies.text("tool_failed", language, reason=str(exc))
+
+
+@timed("tools")
+async def tools_node(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
+    """Calculation and date/time through tool calling; local tools when there is no LLM."""
+    deps = runtime.context
+    language, timezone = state["language"], deps.config.timezone
+    report("tools", language)
+    if deps.llms is None:
+        answer = _local_tool_answer(state["question"], language, timezone)
+        return {"answer": answer, "grounded": True}
+    messages: list[BaseMessage] = tools_messages(state["question"], language, timezone)
+    usage = {"prompt_tokens": 0, "completion_tokens": 0}
+    calls = 0
+    try:
+        for _ in range(3):  # a tool round, then the answer; bounded like every loop here
+            reply, used = await invoke_with_tools(deps.llms.chat, TOOLS, messages)
+            calls += 1
+            usage = {k: usage[k] + used[k] for k in usage}
+            if not reply.tool_calls:
+                return {"answer": str(reply.content), "grounded": True} | llm_used(usage, calls)
+            messages.append(reply)
+            for call in reply.tool_calls:
+                result = _run_tool(call["name"], call["args"], timezone)
+                messages.append(ToolMessage(result, tool_call_id=call["id"] or call["name"]))
+        raise LLMError("malformed", "the model kept calling tools")
+    except LLMError as exc:
+        answer = _local_tool_answer(state["question"], language, timezone)
+        return {"answer": answer, "grounded": True} | llm_used(usage, calls) | degraded(exc.kind)
+
+
+@timed("memory")
+async def memory_node(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
+    """'What do you remember about me?' and 'forget it', from the per-user store."""
+    language = state["language"]
+    report("memory", language)
+    if runtime.store is None or not runtime.context.config.features.user_memory:
+        return {"answer": replies.text("memory_off", language), "grounded": True}
+    namespace = user_namespace(state["turn"]["workspace"], state["turn"]["user"])
+    if memory_command(state["question"]) == "forget":
+        removed = await forget(runtime.store, namespace, _forget_target(state["question"]))
+        return {"answer": replies.text("memory_forgot", language, n=removed), "grounded": True}
+    stated = remembered_facts(state)
+    if stated:  # "remember that I'm on the payments team": finalize stores it
+        told = "; ".join(f.text for f in stated)
+        return {"answer": replies.text("memory_saved", language, facts=told), "grounded": True}
+    facts = await recall(runtime.store, namespace)
+    if not facts:
+        return {"answer": replies.text("memory_empty", language), "grounded": True}
+    lines = [replies.text("memory_list", language), *(f"- {f.text}" for f in facts)]
+    return {"answer": "\n".join(lines), "grounded": True}
+
+
+_KINDS = {
+    "team": ("team", "팀"),
+    "role": ("role", "역할", "직무", "job"),
+    "product": ("product", "제품", "서비스"),
+    "preference": ("prefer", "선호", "답변 방식", "style"),
+}
+
+
+def _forget_target(text: str) -> str | None:
+    lowered = text.lower()
+    for kind, words in _KINDS.items():
+        if any(word in lowered for word in words):
+            return kind
+    return None
+
+
+def remembered_facts(state: AgentState) -> list[Fact]:
+    return [Fact(kind=f["kind"], text=f["text"]) for f in state.get("user_facts", [])]  # type: ignore[arg-type]

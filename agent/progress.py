@@ -1,0 +1,53 @@
+"""Progress sentences shown in the chat while a turn runs, in the user's language.
+
+Nodes call :func:`report`; the runner turns the custom stream event into a
+:class:`~agent.events.Progress`. Outside a graph run (unit tests of a node)
+reporting is a no-op.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.config import get_stream_writer
+
+MESSAGES: dict[str, dict[str, str]] = {
+    "analyze": {"ko": "질문을 분석하는 중…", "en": "Analyzing the question…"},
+    "rewrite": {"ko": "앞선 대화를 반영해 질문을 정리하는 중…", "en": "Using the thread to rephrase…"},
+    "search": {"ko": "{n}개의 검색어로 문서를 찾는 중…", "en": "Searching {n} queries…"},
+    "search_one": {"ko": "문서를 찾는 중…", "en": "Searching the documents…"},
+    "found": {"ko": "자료 {n}건을 찾았어요", "en": "Found {n} sources"},
+    "judge": {"ko": "자료가 충분한지 확인하는 중…", "en": "Checking whether the sources are enough…"},
+    "more": {
+        "ko": "부족한 내용을 더 찾는 중: {what}",
+        "en": "Looking for what is missing: {what}",
+    },
+    "web": {"ko": "웹에서 찾아보는 중…", "en": "Searching the web…"},
+    "write": {"ko": "답변을 작성하는 중…", "en": "Writing the answer…"},
+    "check": {"ko": "답변을 자료와 대조하는 중…", "en": "Checking the answer against the sources…"},
+    "rewrite_answer": {
+        "ko": "근거가 부족한 부분을 고쳐 다시 쓰는 중…",
+        "en": "Rewriting the parts the sources do not support…",
+    },
+    "tools": {"ko": "계산하는 중…", "en": "Working it out…"},
+    "memory": {"ko": "기억을 확인하는 중…", "en": "Checking what I remember…"},
+    "cache": {"ko": "이전에 답한 질문이에요", "en": "Answered before: using the saved answer"},
+}
+
+
+def message(stage: str, language: str, **values: Any) -> str:
+    table = MESSAGES[stage]
+    return table.get(language, table["en"]).format(**values)
+
+
+def emit(event: dict[str, Any]) -> None:
+    """Write a custom stream event; a no-op when not running inside a graph."""
+    try:
+        writer = get_stream_writer()
+    except RuntimeError:
+        return
+    writer(event)
+
+
+def report(stage: str, language: str, **values: Any) -> None:
+    emit({"type": "progress", "stage": stage, "text": message(stage, language, **values)})

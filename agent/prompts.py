@@ -1,0 +1,141 @@
+"""Prompt texts. Korean and English are equals: answers follow the user's language.
+
+Each function returns ready message lists, so nodes never assemble prompt
+strings themselves and a prompt can be read in one place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+
+from agent.state import PoolItem
+
+PERSONA = (
+    "You are teamrag, the team's assistant in Slack and Discord. You answer questions from "
+    "the team's own documents and cite them. Users write in Korean or English."
+)
+
+_ANSWER_RULES = {
+    "ko": (
+        "답변 규칙:\n"
+        "- 한국어로 답하세요.\n"
+        "- 아래 번호가 붙은 자료에 있는 내용만 사용하고, 문장마다 근거 자료 번호를 [1]처럼 붙이세요.\n"
+        "- 자료가 질문을 다루지 않으면 지어내지 말고 그렇다고 분명히 말하세요.\n"
+        "- 짧고 읽기 쉽게 쓰세요. 필요하면 목록을 쓰세요."
+    ),
+    "en": (
+        "Answer rules:\n"
+        "- Answer in English.\n"
+        "- Use only the numbered passages below and cite them inline like [1] after each claim.\n"
+        "- If the passages do not cover the question, say so plainly; never invent facts.\n"
+        "- Be concise and easy to read; use a list when it helps."
+    ),
+}
+
+_STYLE = {
+    "short": "Keep it to two or three sentences.",
+    "normal": "Keep it short: a few sentences or a short list.",
+    "detailed": "Give a complete, structured answer.",
+}
+
+
+def _history_block(history: Sequence[BaseMessage], summary: str) -> str:
+    lines = []
+    if summary:
+        lines.append(f"Earlier in this thread (summary): {summary}")
+    for message in history[-8:]:
+        who = "User" if message.type == "human" else "Assistant"
+        lines.append(f"{who}: {str(message.content)[:600]}")
+    return "\n".join(lines) if lines else "(no earlier messages)"
+
+
+def passages_block(items: Sequence[PoolItem]) -> str:
+    blocks = []
+    for number, item in enumerate(items, start=1):
+        where = f", {item['locator']}" if item["locator"] else ""
+        blocks.append(f"[{number}] {item['title']}{where}\n{item['text']}")
+    return "\n\n".join(blocks)
+
+
+def analysis_messages(
+    text: str, history: Sequence[BaseMessage], summary: str, profile: str, today: str
+) -> list[BaseMessage]:
+    system = f"""{PERSONA}
+Today is {today}.
+
+Read the user's new message and plan how to answer it. Routes:
+- smalltalk: greetings, thanks, "who are you", chit-chat. Write the reply (same language, friendly, one or two sentences; mention you answer from the team's documents).
+- general: a general question that does not need the team's documents (e.g. a definition). Write a short reply.
+- knowledge: a question about the team's documents, processes, policies, systems, how-to. The default for anything work-related.
+- analysis: comparisons or multi-part questions; decompose into 2-4 sub-questions (use depends_on when one needs another's findings).
+- current_events: news, weather, prices, anything that needs today's web.
+- tools: arithmetic or the current date/time.
+- memory: the user asks what you remember about them, or asks you to forget it.
+
+If the message refers to earlier messages ("그건요?", "the second one?"), set needs_history and write standalone_question as a complete question using the history. Otherwise standalone_question is the message itself, cleaned up.
+variations: 3-5 search queries for the knowledge base: paraphrases, a keyword query, and ALWAYS one translation into the other language (Korean<->English), because the documents are in both.
+filters: only when the user names a file, a document title or pages.
+user_facts: only facts the user states about themselves in this message.
+complexity: simple (one fact), moderate, complex (several parts or a comparison).
+
+What you remember about this user: {profile or "(nothing yet)"}"""
+    human = f"Thread so far:\n{_history_block(history, summary)}\n\nNew message:\n{text}"
+    return [SystemMessage(system), HumanMessage(human)]
+
+
+def review_messages(question: str, items: Sequence[PoolItem]) -> list[BaseMessage]:
+    system = (
+        "You judge search results for a question. Rank the passages by how much they help "
+        "answer it (best first, leave out useless ones). Then score sufficiency from 0 to 1: "
+        "1 means the ranked passages fully answer every part of the question. List the "
+        "missing aspects as short search phrases (in the question's language), or none."
+    )
+    human = f"Question: {question}\n\nPassages:\n{passages_block(items)}"
+    return [SystemMessage(system), HumanMessage(human)]
+
+
+def answer_messages(
+    question: str,
+    items: Sequence[PoolItem],
+    *,
+    language: str,
+    style: str,
+    history: Sequence[BaseMessage],
+    summary: str,
+    profile: str,
+    feedback: str,
+    persona: str = "",
+) -> list[BaseMessage]:
+    rules = _ANSWER_RULES.get(language, _ANSWER_RULES["en"])
+    parts = [persona or PERSONA, rules, _STYLE.get(style, _STYLE["normal"])]
+    if profile:
+        parts.append(f"About the user (use only if relevant): {profile}")
+    if feedback:
+        parts.append(f"Your previous draft was rejected: {feedback}\nFix exactly that.")
+    human = (
+        f"Conversation so far:\n{_history_block(history, summary)}\n\n"
+        f"Passages:\n{passages_block(items)}\n\nQuestion: {question}"
+    )
+    return [SystemMessage("\n\n".join(parts)), HumanMessage(human)]
+
+
+def verdict_messages(question: str, answer: str, items: Sequence[PoolItem]) -> list[BaseMessage]:
+    system = (
+        "You check an assistant's answer against its numbered source passages. grounded: every "
+        "factual claim is supported by the cited passages (saying the sources do not cover "
+        "something is fine). answers_question: it addresses what was asked, or honestly says "
+        "the sources do not cover it. Scores from 0 to 1. reason: what to fix, or ''."
+    )
+    human = f"Question: {question}\n\nPassages:\n{passages_block(items)}\n\nAnswer:\n{answer}"
+    return [SystemMessage(system), HumanMessage(human)]
+
+
+def tools_messages(text: str, language: str, timezone: str) -> list[BaseMessage]:
+    system = (
+        f"{PERSONA}\nUse the calculator for arithmetic and current_datetime for the date or "
+        f"time (default timezone {timezone}). Reply in "
+        f"{'Korean' if language == 'ko' else 'English'}, briefly."
+    )
+    return [SystemMessage(system), HumanMessage(text)]

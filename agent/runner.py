@@ -1,0 +1,255 @@
+"""Run one turn through the graph and turn it into Progress, Token and Final events.
+
+The runner owns what the graph cannot: the thread id, one run at a time per
+thread (so two quick messages are answered in order and none is lost), the
+draft-token gate (a speculative draft is shown only once the judge keeps it),
+an overall time limit, and the guarantee that every turn ends in a Final,
+even when something below fails.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator
+from typing import Any, Protocol, cast, get_args
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph.state import CompiledStateGraph
+
+from agent import replies
+from agent.deps import Deps
+from agent.events import Event, Final, Progress, Route, Source, Token, Turn, Usage
+from agent.language import detect_language
+from agent.memory.backends import prune_thread
+from agent.state import PoolItem, TurnInput, fresh_turn
+
+log = logging.getLogger(__name__)
+
+
+class ThreadLocks(Protocol):
+    """One run at a time per thread id (in-process here; Redis across workers)."""
+
+    def hold(self, thread_id: str) -> contextlib.AbstractAsyncContextManager[None]: ...
+
+
+class LocalThreadLocks:
+    """asyncio locks per thread id, dropped when nobody holds or waits for them."""
+
+    def __init__(self) -> None:
+        self._locks: dict[str, tuple[asyncio.Lock, int]] = {}
+
+    @contextlib.asynccontextmanager
+    async def hold(self, thread_id: str) -> AsyncIterator[None]:
+        lock, users = self._locks.get(thread_id, (asyncio.Lock(), 0))
+        self._locks[thread_id] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, users = self._locks[thread_id]
+            if users <= 1:
+                del self._locks[thread_id]
+            else:
+                self._locks[thread_id] = (lock, users - 1)
+
+
+def to_source(number: int, item: PoolItem | dict[str, Any]) -> Source:
+    return Source(
+        number=number,
+        title=str(item.get("title", "")),
+        source=str(item.get("source", "")),
+        locator=str(item.get("locator", "")),
+        link=item.get("link"),
+        doc_id=str(item.get("doc_id", "")),
+        kind="web" if item.get("kind") == "web" else "document",
+    )
+
+
+class _DraftGate:
+    """Hold a speculative draft's tokens until the judge keeps it; mark rewrites with reset."""
+
+    def __init__(self) -> None:
+        self.held: list[str] = []
+        self.holding = False
+        self.dropping = False
+        self.shown = False
+        self.reset_next = False
+
+    def start(self, speculative: bool) -> None:
+        self.held, self.holding, self.dropping = [], speculative, False
+        self.reset_next = self.shown
+
+    def token(self, text: str) -> list[Token]:
+        if self.dropping:
+            return []
+        if self.holding:
+            self.held.append(text)
+            return []
+        return self._show([text])
+
+    def judged(self, keep: bool) -> list[Token]:
+        held, self.held, self.holding = self.held, [], False
+        if not keep:
+            self.dropping = True
+            return []
+        return self._show(held) if held else []
+
+    def _show(self, texts: list[str]) -> list[Token]:
+        tokens = []
+        for text in texts:
+            tokens.append(Token(text, reset=self.reset_next))
+            self.reset_next = False
+        self.shown = self.shown or bool(tokens)
+        return tokens
+
+
+class Runner:
+    def __init__(
+        self,
+        graph: CompiledStateGraph[Any, Any, Any, Any],
+        deps: Deps,
+        *,
+        locks: ThreadLocks | None = None,
+        turn_timeout_s: float = 180.0,
+    ) -> None:
+        self.graph = graph
+        self.deps = deps
+        self.locks = locks or LocalThreadLocks()
+        self.turn_timeout_s = turn_timeout_s
+
+    def _config(self, thread_id: str) -> dict[str, Any]:
+        return {
+            "configurable": {"thread_id": thread_id},
+            "recursion_limit": self.deps.config.recursion_limit,
+        }
+
+    async def run(self, turn: Turn) -> AsyncIterator[Event]:
+        """Events for one turn; the last one is always a :class:`Final`."""
+        start = time.perf_counter()
+        thread_id = turn.thread_id
+        turn_input = TurnInput(
+            text=turn.text,
+            user=turn.user,
+            workspace=turn.workspace,
+            scopes=sorted(turn.scopes) if turn.scopes else None,
+            thread_id=thread_id,
+        )
+        queue: asyncio.Queue[Event | None] = asyncio.Queue()
+        task = asyncio.create_task(self._drive(turn, turn_input, queue, start))
+        try:
+            while (event := await queue.get()) is not None:
+                yield event
+        finally:
+            if not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+
+    async def ask(self, turn: Turn) -> Final:
+        final: Final | None = None
+        async for event in self.run(turn):
+            if isinstance(event, Final):
+                final = event
+        assert final is not None
+        return final
+
+    async def _drive(
+        self, turn: Turn, turn_input: TurnInput, queue: asyncio.Queue[Event | None], start: float
+    ) -> None:
+        thread_id = turn.thread_id
+        try:
+            async with self.locks.hold(thread_id):
+                waited = time.perf_counter() - start
+                async with asyncio.timeout(self.turn_timeout_s):
+                    await self._stream(turn_input, queue)
+                config = self._config(thread_id)
+                state = await self.graph.aget_state(config)  # type: ignore[arg-type]
+                final = self._final(state.values, turn, start, waited)
+                await self._prune(thread_id)
+        except Exception as exc:  # every turn ends in a Final that says what happened
+            log.exception("turn failed on thread %s", thread_id)
+            final = self._failure(turn, exc, start)
+        await queue.put(final)
+        await queue.put(None)
+
+    async def _prune(self, thread_id: str) -> None:
+        """Keep only the thread's latest checkpoint: with trimming, a thread stays bounded."""
+        checkpointer = self.graph.checkpointer
+        if not isinstance(checkpointer, BaseCheckpointSaver):
+            return
+        try:
+            await prune_thread(checkpointer, thread_id)
+        except Exception:  # a missed prune costs disk space, not the answer
+            log.warning("could not prune thread %s", thread_id, exc_info=True)
+
+    async def _stream(self, turn_input: TurnInput, queue: asyncio.Queue[Event | None]) -> None:
+        gate = _DraftGate()
+        stream = self.graph.astream(  # type: ignore[call-overload]
+            fresh_turn(turn_input),
+            config=self._config(turn_input["thread_id"]),
+            context=self.deps,
+            stream_mode="custom",
+            # One checkpoint per turn: intermediate steps are not worth a write each.
+            durability="exit",
+        )
+        async for chunk in stream:
+            event: dict[str, Any] = chunk
+            kind = event.get("type")
+            if kind == "progress":
+                await queue.put(Progress(event["stage"], event["text"]))
+            elif kind == "draft_start":
+                gate.start(bool(event.get("speculative")))
+            elif kind == "token":
+                for token in gate.token(event["text"]):
+                    await queue.put(token)
+            elif kind == "judged":
+                for token in gate.judged(bool(event.get("keep"))):
+                    await queue.put(token)
+
+    def _final(self, values: dict[str, Any], turn: Turn, start: float, waited: float) -> Final:
+        usage = values.get("usage") or {}
+        timings = dict(values.get("timings") or {})
+        timings["total"] = round((time.perf_counter() - start) * 1000, 2)
+        if waited > 0.05:
+            timings["waited_for_thread"] = round(waited * 1000, 2)
+        sources = [to_source(n, item) for n, item in enumerate(values.get("sources") or [], 1)]
+        route = values.get("route") or "knowledge"
+        if route not in get_args(Route):  # "general" is shown as smalltalk
+            route = "smalltalk"
+        return Final(
+            answer=values.get("answer", ""),
+            sources=sources,
+            route=cast(Route, route),
+            language=values.get("language", "en"),
+            cached=bool(values.get("cached")),
+            blocked=bool(values.get("blocked")),
+            degraded=bool(values.get("degraded")),
+            mode="llm" if self.deps.llms is not None else "extractive",
+            llm_calls=int(values.get("llm_calls") or 0),
+            usage=Usage(
+                int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
+            ),
+            timings=timings,
+            thread_id=turn.thread_id,
+            notes=list(dict.fromkeys(values.get("notes") or [])),
+        )
+
+    def _failure(self, turn: Turn, exc: BaseException, start: float) -> Final:
+        language = detect_language(turn.text)
+        if isinstance(exc, TimeoutError):
+            reason = f"the answer took longer than {self.turn_timeout_s:.0f} s"
+        else:
+            reason = f"{type(exc).__name__}: {str(exc)[:200]}"
+        return Final(
+            answer=replies.text("error", language, reason=reason),
+            route="error",
+            language=language,
+            degraded=True,
+            mode="llm" if self.deps.llms is not None else "extractive",
+            timings={"total": round((time.perf_counter() - start) * 1000, 2)},
+            thread_id=turn.thread_id,
+            notes=[reason],
+        )

@@ -1,0 +1,200 @@
+"""The graph's state: what persists per thread, and what lives for one turn.
+
+Persistent: ``messages`` (the thread's conversation, trimmed) and ``summary``
+(what was trimmed away). Everything else belongs to the current turn; the
+first node resets it, and ``finalize`` drops the bulky parts (the evidence
+pool) so a thread's checkpoint stays small.
+
+Keys written by parallel branches (retrieval per sub-question, the judge and
+the speculative draft) have reducers; a reducer receiving :data:`RESET`
+starts the value over for the new turn.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, TypedDict
+
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
+
+RESET: Any = None  # a reducer that receives None starts over
+
+
+class PoolItem(TypedDict):
+    """One piece of evidence: a document chunk (with neighbours) or a web result."""
+
+    id: str  # chunk id, or the URL of a web result
+    doc_id: str
+    text: str
+    title: str
+    source: str
+    locator: str
+    page: int | None
+    heading: str
+    link: str | None
+    score: float
+    kind: Literal["document", "web"]
+    found_by: str  # the query that found it
+
+
+class SubQuestion(TypedDict):
+    id: int
+    question: str
+    priority: int  # 1 is most important
+    depends_on: list[int]
+
+
+class Plan(TypedDict):
+    normalized: str
+    sub_questions: list[SubQuestion]
+    variations: list[str]
+    answer_style: Literal["short", "normal", "detailed"]
+    filters: dict[str, Any]  # source, title, page_from, page_to
+
+
+class Review(TypedDict):
+    """The judge's reading of the pool: order, sufficiency, what is missing."""
+
+    ranking: list[str]  # pool ids, best first
+    score: float
+    missing: list[str]
+    decision: Literal["enough", "loop", "give_up"]
+
+
+class Check(TypedDict):
+    grounded: bool
+    answers_question: bool
+    score: float
+    reason: str
+
+
+def merge_pool(left: list[PoolItem] | None, right: list[PoolItem] | None) -> list[PoolItem]:
+    """Accumulate evidence, de-duplicated by id; the pool only grows within a turn."""
+    if right is None:
+        return []
+    merged = list(left or [])
+    seen = {item["id"] for item in merged}
+    for item in right:
+        if item["id"] not in seen:
+            seen.add(item["id"])
+            merged.append(item)
+    return merged
+
+
+def add_or_reset(left: int | None, right: int | None) -> int:
+    return 0 if right is None else (left or 0) + right
+
+
+def extend_or_reset(left: list[Any] | None, right: list[Any] | None) -> list[Any]:
+    return [] if right is None else [*(left or []), *right]
+
+
+def merge_or_reset(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:
+    """Merge counters and timings: numbers add up, other values are replaced."""
+    if right is None:
+        return {}
+    merged = dict(left or {})
+    for key, value in right.items():
+        old = merged.get(key)
+        if isinstance(value, int | float) and isinstance(old, int | float):
+            merged[key] = old + value
+        else:
+            merged[key] = value
+    return merged
+
+
+class TurnInput(TypedDict):
+    text: str
+    user: str
+    workspace: str
+    scopes: list[str] | None
+    thread_id: str
+
+
+def fresh_turn(turn: TurnInput) -> dict[str, Any]:
+    """The graph input for a new turn: the user's message and every per-turn key reset."""
+    from langchain_core.messages import HumanMessage
+
+    return {
+        "messages": [HumanMessage(turn["text"])],
+        "turn": turn,
+        "cached": None,
+        "route": "",
+        "route_confidence": 0.0,
+        "complexity": "moderate",
+        "needs_history": False,
+        "plan": None,
+        "review": None,
+        "check": None,
+        "next_step": "",
+        "speculating": False,
+        "block_reason": "",
+        "standalone": "",
+        "reply": "",
+        "user_facts": [],
+        "profile": "",
+        "wave": 0,
+        "iteration": 0,
+        "web_searched": False,
+        "draft": "",
+        "draft_sources": [],
+        "retries": 0,
+        "feedback": "",
+        "answer": "",
+        "sources": [],
+        "grounded": False,
+        "degraded": False,
+        "blocked": False,
+        "pool": RESET,
+        "seen": RESET,
+        "score_history": RESET,
+        "notes": RESET,
+        "llm_calls": RESET,
+        "usage": RESET,
+        "timings": RESET,
+    }
+
+
+class AgentState(TypedDict, total=False):
+    # -- persistent, per thread -------------------------------------------------
+    messages: Annotated[list[AnyMessage], add_messages]
+    summary: str
+
+    # -- this turn ---------------------------------------------------------------
+    turn: TurnInput
+    question: str  # the user's text, stripped
+    language: str
+    blocked: bool
+    block_reason: str
+    cached: dict[str, Any] | None
+    route: str
+    route_confidence: float
+    complexity: Literal["simple", "moderate", "complex"]
+    needs_history: bool
+    standalone: str  # the question made self-contained with the thread history
+    reply: str  # a direct reply prepared by the router (smalltalk, general)
+    user_facts: list[dict[str, str]]
+    profile: str  # what the bot remembers about the user, rendered for prompts
+    plan: Plan | None
+    wave: int  # which dependency level of sub-questions is being retrieved
+    pool: Annotated[list[PoolItem], merge_pool]
+    seen: Annotated[list[str], extend_or_reset]  # every chunk id retrieved this turn
+    iteration: int
+    next_step: str  # after a retrieval wave: "wave", "web" or "evaluate"
+    speculating: bool  # the answer is drafted while the judge reads the evidence
+    review: Review | None
+    score_history: Annotated[list[float], extend_or_reset]
+    web_searched: bool
+    draft: str
+    draft_sources: list[PoolItem]
+    retries: int
+    check: Check | None
+    feedback: str  # why the last draft was rejected, fed back to the next one
+    answer: str
+    sources: list[PoolItem]
+    grounded: bool
+    degraded: bool
+    notes: Annotated[list[str], extend_or_reset]
+    llm_calls: Annotated[int, add_or_reset]
+    usage: Annotated[dict[str, Any], merge_or_reset]
+    timings: Annotated[dict[str, Any], merge_or_reset]
