@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict
 from pathlib import Path
 
 from rich.console import Console
 from rich.markdown import Markdown
 from rich.table import Table
 
-from agent.extractive import Citation, ExtractiveAnswer
+from agent.events import Final, Source
 from agent.retrieval.ingest import IngestReport, Status
 from agent.retrieval.types import SearchHit
 
@@ -24,31 +23,45 @@ def short_path(source: str) -> str:
         return source
 
 
-def citation_line(c: Citation) -> str:
+def citation_line(c: Source) -> str:
     where = f", {c.locator}" if c.locator else ""
-    link = f" <{c.link}>" if c.link else ""
+    link = f" <{c.link}>" if c.link and c.link != c.source else ""
     return f"[{c.number}] {c.title} — {short_path(c.source)}{where}{link}"
 
 
-def render_answer(console: Console, answer: ExtractiveAnswer) -> None:
-    console.print(Markdown(answer.text))
-    if answer.citations:
-        console.print()
-        console.print("[bold]Sources[/bold]" if answer.language == "en" else "[bold]출처[/bold]")
-        for c in answer.citations:
-            console.print(citation_line(c), markup=False, highlight=False)
+def render_sources(console: Console, final: Final) -> None:
+    if not final.sources:
+        return
+    console.print()
+    console.print("[bold]출처[/bold]" if final.language == "ko" else "[bold]Sources[/bold]")
+    for c in final.sources:
+        console.print(citation_line(c), markup=False, highlight=False)
 
 
-def answer_json(answer: ExtractiveAnswer, hits: list[SearchHit]) -> str:
-    return json.dumps(
-        {
-            "answer": answer.text,
-            "language": answer.language,
-            "sources": [asdict(c) for c in answer.citations],
-            "passages": [hit_dict(h) for h in hits],
-        },
-        ensure_ascii=False,
-    )
+def render_final(console: Console, final: Final, *, show_answer: bool = True) -> None:
+    """The answer (unless it was already streamed), its sources, and a dim status line."""
+    if show_answer:
+        console.print(Markdown(final.answer))
+    render_sources(console, final)
+    console.print(status_line(final), style="dim", highlight=False)
+
+
+def status_line(final: Final) -> str:
+    parts: list[str] = [final.route]
+    if final.cached:
+        parts.append("cached")
+    if final.degraded:
+        parts.append("degraded")
+    parts.append(f"{final.llm_calls} LLM calls")
+    if final.usage.total_tokens:
+        parts.append(f"{final.usage.total_tokens} tokens")
+    parts.append(f"{final.timings.get('total', 0) / 1000:.1f} s")
+    line = " · ".join(parts)
+    return line + "".join(f"\n  note: {n}" for n in final.notes)
+
+
+def final_json(final: Final) -> str:
+    return json.dumps(final.to_dict(), ensure_ascii=False)
 
 
 def hit_dict(hit: SearchHit) -> dict[str, object]:

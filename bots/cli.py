@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import getpass
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -12,11 +15,17 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from adapters import console as view
-from agent.extractive import extractive_answer
+from adapters.terminal import chat as terminal_chat
+from adapters.terminal import new_thread_id, run_turn
+from agent.events import Turn
+from agent.memory.backends import MemoryBackendError
 from agent.retrieval.ingest import Ingestor, validate_scope
 from agent.retrieval.knowledge_base import SearchOptions
+from agent.runner import Runner
 from bots.bench import bench_app
-from bots.common import err, knowledge_base, search_mode_or_exit, settings_or_exit
+from bots.common import err, fail, knowledge_base, search_mode_or_exit, settings_or_exit
+from bots.settings import Settings
+from bots.wiring import open_runner
 
 app = typer.Typer(
     help="teamrag: answers a team's questions from its own documents, with citations.",
@@ -105,27 +114,73 @@ def search(
         view.render_hits(out, hits)
 
 
+def _turn(text: str, thread: str | None, user: str | None, scope: list[str] | None) -> Turn:
+    return Turn(
+        text=text,
+        platform="cli",
+        channel="terminal",
+        thread_root=thread or new_thread_id(),
+        user=user or getpass.getuser(),
+        scopes=_scopes(scope),
+    )
+
+
+async def _with_runner(settings: Settings, use: Callable[[Runner], Awaitable[None]]) -> None:
+    with knowledge_base(settings) as kb:
+        if kb.catalog.chunk_count() == 0:
+            err.print(
+                "[yellow]The knowledge base is empty[/yellow]: run `teamrag ingest PATH` first "
+                f"(data folder: {settings.data_dir}).",
+                highlight=False,
+            )
+        try:
+            async with open_runner(settings, kb) as runner:
+                await use(runner)
+        except MemoryBackendError as exc:
+            raise fail(str(exc)) from None
+
+
+ThreadOption = Annotated[
+    str | None, typer.Option("--thread", help="Continue this conversation (any id you choose).")
+]
+UserOption = Annotated[str | None, typer.Option("--user", help="Who is asking (default: you).")]
+ScopeOption = Annotated[list[str] | None, typer.Option(help="Only these document scopes.")]
+
+
 @app.command()
 def ask(
     text: Annotated[str, typer.Argument(help="Your question, in Korean or English.")],
-    scope: Annotated[list[str] | None, typer.Option(help="Only these scopes.")] = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    thread: ThreadOption = None,
+    user: UserOption = None,
+    scope: ScopeOption = None,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print the Final event as one JSON object.")
+    ] = False,
 ) -> None:
-    """Answer a question from the documents, quoting the passages it comes from."""
+    """One turn through the whole agent: progress on stderr, the cited answer on stdout."""
     settings = settings_or_exit()
-    with knowledge_base(settings_or_exit()) as kb:
-        if kb.catalog.chunk_count() == 0:
-            err.print(
-                "The knowledge base is empty: run `teamrag ingest PATH` first "
-                f"(data folder: {settings.data_dir})."
-            )
-            raise typer.Exit(1)
-        hits = kb.search(text, SearchOptions(k=settings.top_k, scopes=_scopes(scope)))
-        answer = extractive_answer(text, hits, kb.embedder)
-    if json_out:
-        print(view.answer_json(answer, hits))
-    else:
-        view.render_answer(out, answer)
+    turn = _turn(text, thread, user, scope)
+
+    async def use(runner: Runner) -> None:
+        await run_turn(runner.run, turn, out, err, as_json=json_out)
+
+    asyncio.run(_with_runner(settings, use))
+
+
+@app.command()
+def chat(
+    thread: ThreadOption = None,
+    user: UserOption = None,
+    scope: ScopeOption = None,
+) -> None:
+    """An interactive conversation: progress while it works, then cited answers."""
+    settings = settings_or_exit()
+    turn = _turn("", thread, user, scope)
+
+    async def use(runner: Runner) -> None:
+        await terminal_chat(runner.run, turn, out, err)
+
+    asyncio.run(_with_runner(settings, use))
 
 
 @app.command()

@@ -46,6 +46,49 @@ class Settings(BaseSettings):
     chroma_url: str | None = Field(None, validation_alias=AliasChoices("CHROMA_URL"))
     openai_api_key: str | None = Field(None, validation_alias=AliasChoices("OPENAI_API_KEY"))
     openai_base_url: str | None = Field(None, validation_alias=AliasChoices("OPENAI_BASE_URL"))
+    database_url: str | None = Field(
+        None,
+        validation_alias=AliasChoices("DATABASE_URL"),
+        description="Postgres for thread memory and per-user memory; unset = SQLite file.",
+    )
+
+    # LLM: used when OPENAI_API_KEY or OPENAI_BASE_URL is set, unless llm=off
+    llm: Literal["auto", "off"] = Field(
+        "auto", description="'off' forces extractive mode even when an endpoint is set."
+    )
+    fast_model: str = Field("gpt-4o-mini", description="Routing, planning and checks.")
+    chat_model: str = Field("gpt-4o", description="Answers.")
+    llm_timeout_s: float = Field(30.0, gt=0, le=600)
+    llm_max_retries: int = Field(2, ge=0, le=10)
+
+    # The workflow (defaults from the design documents)
+    max_input_chars: int = Field(4000, ge=100, le=100_000)
+    cache_threshold: float = Field(0.9, gt=0, le=1)
+    cache_ttl_s: float = Field(86400.0, gt=0)
+    min_sufficiency: float = Field(0.7, ge=0, le=1)
+    max_iterations: int = Field(3, ge=1, le=10)
+    max_answer_retries: int = Field(3, ge=0, le=10)
+    timezone: str = Field("Asia/Seoul", description="For the date/time tool.")
+    persona: str = Field("", description="Replaces the default persona line of answer prompts.")
+
+    # Feature flags: each optional stage can be switched off
+    cache: bool = True
+    rerank: bool = True
+    sufficiency_loop: bool = True
+    groundedness_check: bool = True
+    web_search: bool = True
+    user_memory: bool = True
+    speculative_generation: bool = True
+
+    # Web search (off unless a key is set): a Tavily-compatible API
+    web_search_api_key: str | None = Field(
+        None, validation_alias=AliasChoices("TEAMRAG_WEB_SEARCH_API_KEY", "TAVILY_API_KEY")
+    )
+    web_search_url: str = "https://api.tavily.com"
+
+    @property
+    def llm_enabled(self) -> bool:
+        return self.llm == "auto" and bool(self.openai_api_key or self.openai_base_url)
 
 
 class SettingsError(Exception):

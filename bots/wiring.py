@@ -6,10 +6,21 @@ decides which embedder and which vector store a process uses.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from agent.cache import SqliteAnswerCache
+from agent.config import AgentConfig, Features
+from agent.deps import Deps
+from agent.graph import build_graph
+from agent.llm import LLMs, openai_llms
+from agent.memory.backends import open_checkpointer, open_store
 from agent.retrieval.chunking import ChunkingConfig
 from agent.retrieval.embeddings import Embedder, OpenAICompatibleEmbedder, UniversalSentenceEncoder
 from agent.retrieval.knowledge_base import KnowledgeBase, collection_name
 from agent.retrieval.vectors import VectorStore
+from agent.runner import Runner
+from agent.websearch import TavilySearch, WebSearchProvider
 from bots.settings import Settings
 
 
@@ -38,3 +49,74 @@ def build_knowledge_base(settings: Settings) -> KnowledgeBase:
         vectors,
         ChunkingConfig(size=settings.chunk_size, overlap=settings.chunk_overlap),
     )
+
+
+def agent_config(settings: Settings) -> AgentConfig:
+    features = Features(
+        cache=settings.cache,
+        rerank=settings.rerank,
+        sufficiency_loop=settings.sufficiency_loop,
+        groundedness_check=settings.groundedness_check,
+        web_search=settings.web_search,
+        user_memory=settings.user_memory,
+        speculative_generation=settings.speculative_generation,
+    )
+    return AgentConfig(
+        features=features,
+        max_input_chars=settings.max_input_chars,
+        cache_threshold=settings.cache_threshold,
+        cache_ttl_s=settings.cache_ttl_s,
+        min_sufficiency=settings.min_sufficiency,
+        max_iterations=settings.max_iterations,
+        max_answer_retries=settings.max_answer_retries,
+        timezone=settings.timezone,
+    )
+
+
+def build_llms(settings: Settings) -> LLMs | None:
+    if not settings.llm_enabled:
+        return None
+    return openai_llms(
+        fast_model=settings.fast_model,
+        chat_model=settings.chat_model,
+        base_url=settings.openai_base_url,
+        api_key=settings.openai_api_key,
+        timeout_s=settings.llm_timeout_s,
+        max_retries=settings.llm_max_retries,
+    )
+
+
+def build_web_search(settings: Settings) -> WebSearchProvider | None:
+    if not settings.web_search or not settings.web_search_api_key:
+        return None
+    return TavilySearch(settings.web_search_api_key, base_url=settings.web_search_url)
+
+
+@asynccontextmanager
+async def open_runner(settings: Settings, kb: KnowledgeBase) -> AsyncIterator[Runner]:
+    """The agent on the configured parts: thread memory, user memory, cache, LLM, web."""
+    config = agent_config(settings)
+    cache = SqliteAnswerCache(
+        settings.data_dir / "answer_cache.sqlite",
+        threshold=config.cache_threshold,
+        ttl_s=config.cache_ttl_s,
+    )
+    web = build_web_search(settings)
+    memory_file = settings.data_dir / "memory.sqlite"
+    try:
+        async with (
+            open_checkpointer(settings.database_url, memory_file) as checkpointer,
+            open_store(settings.database_url, memory_file.with_name("user_memory.sqlite")) as store,
+        ):
+            deps = Deps(
+                kb=kb,
+                config=config,
+                llms=build_llms(settings),
+                cache=cache,
+                web=web,
+                persona=settings.persona,
+            )
+            yield Runner(build_graph(checkpointer, store), deps)
+    finally:
+        if isinstance(web, TavilySearch):
+            await web.aclose()

@@ -1,0 +1,82 @@
+"""The terminal adapter: one turn (``teamrag ask``) or a conversation (``teamrag chat``).
+
+Like the Slack and Discord adapters, it only translates: a line typed here
+becomes a :class:`Turn`; Progress events become a live status line, Token
+events the answer as it is written, and the Final its sources.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
+
+from rich.console import Console
+from rich.markdown import Markdown
+
+from adapters.console import final_json, render_final
+from agent.events import Event, Final, Progress, Token, Turn
+
+RunTurn = Callable[[Turn], AsyncIterator[Event]]
+
+_EXIT = {"/quit", "/exit", ":q", "/q"}
+_HELP = (
+    "Type a question in Korean or English. /new starts a new thread, /quit leaves "
+    "(or Ctrl-D)."
+)
+
+
+def new_thread_id() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+async def run_turn(
+    run: RunTurn, turn: Turn, out: Console, err: Console, *, as_json: bool = False
+) -> Final:
+    """Show one turn: progress on stderr, then the answer (streamed when not JSON)."""
+    final: Final | None = None
+    streamed: list[str] = []
+    with err.status("…", spinner="dots") as status:
+        async for event in run(turn):
+            if isinstance(event, Progress):
+                status.update(event.text)
+                if not as_json:
+                    err.print(f"[dim]· {event.text}[/dim]", highlight=False)
+            elif isinstance(event, Token):
+                if event.reset:
+                    streamed.clear()
+                streamed.append(event.text)
+            elif isinstance(event, Final):
+                final = event
+    assert final is not None
+    if as_json:
+        print(final_json(final))
+    else:
+        # The Final's answer is authoritative: a rewritten or fallback answer replaces the draft.
+        out.print(Markdown(final.answer))
+        render_final(out, final, show_answer=False)
+    return final
+
+
+async def chat(run: RunTurn, base: Turn, out: Console, err: Console) -> None:
+    """An interactive conversation in one thread until /quit or end of input."""
+    turn = base
+    out.print(f"[bold]teamrag[/bold] · thread {turn.thread_root} · {_HELP}", highlight=False)
+    while True:
+        try:
+            line = await asyncio.to_thread(out.input, "[bold cyan]> [/bold cyan]")
+        except (EOFError, KeyboardInterrupt):
+            out.print()
+            return
+        text = line.strip()
+        if not text:
+            continue
+        if text in _EXIT:
+            return
+        if text == "/new":
+            turn = replace(turn, thread_root=new_thread_id())
+            out.print(f"[dim]new thread {turn.thread_root}[/dim]")
+            continue
+        await run_turn(run, replace(turn, text=text), out, err)
+        out.print()
