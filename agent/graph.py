@@ -132,7 +132,7 @@ def build_graph(
     g.add_conditional_edges("web_search", _after_web, ["judge", "generate"])
     g.add_edge("judge", "gate")
     g.add_conditional_edges("generate", _after_generate, ["gate", "verify"])
-    g.add_conditional_edges("gate", after_gate, ["retrieve", "generate", "verify"])
+    g.add_conditional_edges("gate", after_gate, ["retrieve", "web_search", "generate", "verify"])
     g.add_conditional_edges("verify", after_verify, ["output_guard", "generate", "fallback"])
     g.add_conditional_edges(
         "output_guard", after_output_guard, ["cache_store", "generate", "fallback"]

@@ -56,9 +56,10 @@ class Review(TypedDict):
     """The judge's reading of the pool: order, sufficiency, what is missing."""
 
     ranking: list[str]  # pool ids, best first
+    useful: int  # how many passages the judge found relevant
     score: float
     missing: list[str]
-    decision: Literal["enough", "loop", "give_up"]
+    decision: Literal["enough", "loop", "web", "give_up"]
 
 
 class Check(TypedDict):

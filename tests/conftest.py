@@ -11,6 +11,7 @@ from agent.retrieval.embeddings import UniversalSentenceEncoder
 from agent.retrieval.ingest import Ingestor
 from agent.retrieval.knowledge_base import KnowledgeBase, collection_name
 from agent.retrieval.vectors import VectorStore
+from tests.fakes.openai_server import FakeOpenAI
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "samples" / "kb"
@@ -48,3 +49,18 @@ def sample_kb(
     assert not report.failed, report.failed
     yield knowledge_base
     knowledge_base.close()
+
+
+@pytest.fixture(scope="session")
+def fake_llm_server() -> Iterator[FakeOpenAI]:
+    server = FakeOpenAI().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def fake_llm(fake_llm_server: FakeOpenAI) -> FakeOpenAI:
+    """The local OpenAI-compatible server, with a clean script and log for each test."""
+    fake_llm_server.reset()
+    fake_llm_server.latency_s = 0.0
+    return fake_llm_server

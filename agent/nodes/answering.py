@@ -22,7 +22,7 @@ from agent.guards import check_output
 from agent.llm import LLMError, stream_text, structured
 from agent.memory.budget import TokenPlan, fit_texts
 from agent.nodes.common import degraded, llm_used, question_of, timed
-from agent.nodes.judging import by_score
+from agent.nodes.judging import candidates
 from agent.nodes.routing import history_of
 from agent.progress import emit, report
 from agent.prompts import answer_messages, verdict_messages
@@ -36,13 +36,12 @@ RAG_ROUTES = ("knowledge", "analysis", "current_events")
 
 def evidence(state: AgentState, limit: int) -> list[PoolItem]:
     """The passages the answer is written from: the judge's ranking, else retrieval order."""
-    pool = state.get("pool", [])
     review = state.get("review")
     if review is not None and not state.get("speculating"):
-        by_id = {item["id"]: item for item in pool}
+        by_id = {item["id"]: item for item in state.get("pool", [])}
         ranked = [by_id[i] for i in review["ranking"] if i in by_id]
         return ranked[:limit]
-    return by_score(pool)[:limit]
+    return candidates(state)[:limit]
 
 
 def renumber(answer: str, items: list[PoolItem]) -> tuple[str, list[PoolItem]]:
@@ -190,16 +189,17 @@ def _rejected(state: AgentState, reason: str) -> dict[str, Any]:
 def after_verify(state: AgentState, runtime: Runtime[Deps]) -> str:
     if state.get("grounded"):
         return "output_guard"
+    # ``retries`` counts rejected drafts: the seeds' retry_count < 3 allows three rewrites.
     limit = runtime.context.config.max_answer_retries
-    return "generate" if state.get("retries", 0) < limit else "fallback"
+    return "generate" if state.get("retries", 0) <= limit else "fallback"
 
 
 @timed("output_guard")
 async def output_guard(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
     """Catch an LLM's empty or apology-only answer; our own fixed replies and quotes pass."""
     llm_text = runtime.context.llms is not None and not state.get("degraded")
-    if state.get("route") in RAG_ROUTES and not (llm_text and state.get("sources")):
-        return {}
+    if state.get("route") in RAG_ROUTES and not (llm_text and state.get("draft_sources")):
+        return {}  # a quote, or the fixed "nothing found" reply: honest by construction
     quality = check_output(state.get("answer", ""))
     if quality == "pass":
         return {}
@@ -211,7 +211,7 @@ def after_output_guard(state: AgentState, runtime: Runtime[Deps]) -> str:
     if state.get("grounded"):
         return "cache_store"
     limit = runtime.context.config.max_answer_retries
-    if state.get("route") in RAG_ROUTES and state.get("retries", 0) < limit:
+    if state.get("route") in RAG_ROUTES and state.get("retries", 0) <= limit:
         return "generate"
     return "fallback"
 

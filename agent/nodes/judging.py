@@ -26,7 +26,7 @@ from agent.retrieval.tokenizer import tokenize
 from agent.schemas import Review as ReviewOut
 from agent.state import AgentState, PoolItem, Review
 
-Decision = Literal["enough", "loop", "give_up"]
+Decision = Literal["enough", "loop", "web", "give_up"]
 REVIEW_LIMIT = 12  # passages shown to the judge
 
 
@@ -34,11 +34,39 @@ def by_score(pool: list[PoolItem]) -> list[PoolItem]:
     return sorted(pool, key=lambda item: item["score"], reverse=True)
 
 
+def candidates(state: AgentState) -> list[PoolItem]:
+    """What the judge reads (and a speculative draft is written from).
+
+    First pass: the pool by retrieval score. After a loop: the passages the last
+    review found useful, then the new ones by score. Scores of different queries
+    do not compare, so sorting the whole pool again would bury what the loop found.
+    """
+    pool = state.get("pool", [])
+    review = state.get("review")
+    if review is None:
+        return by_score(pool)[:REVIEW_LIMIT]
+    by_id = {item["id"]: item for item in pool}
+    kept = [by_id[i] for i in review["ranking"][: review["useful"]] if i in by_id]
+    reviewed = set(review["ranking"])
+    new = by_score([item for item in pool if item["id"] not in reviewed])
+    return (kept + new)[:REVIEW_LIMIT]
+
+
 def decide(
-    score: float, missing: list[str], iteration: int, history: list[float], config: AgentConfig
+    review: tuple[float, list[str], int],
+    iteration: int,
+    history: list[float],
+    config: AgentConfig,
+    *,
+    can_web: bool,
 ) -> Decision:
-    """The seeds' loop rule plus the stagnation stop (seed 003)."""
-    if not config.features.sufficiency_loop or score >= config.min_sufficiency:
+    """The seeds' loop rule, the web fallback for a thin pool, and the stagnation stop."""
+    score, missing, useful = review
+    if score >= config.min_sufficiency:
+        return "enough"
+    if can_web and useful < config.min_documents_for_no_web:
+        return "web"
+    if not config.features.sufficiency_loop:
         return "enough"
     if iteration + 1 >= config.max_iterations or not missing:
         return "give_up"
@@ -47,19 +75,23 @@ def decide(
     return "loop"
 
 
-def local_review(question: str, items: list[PoolItem]) -> tuple[list[str], float, list[str]]:
+def local_review(question: str, items: list[PoolItem]) -> tuple[list[str], float, list[str], int]:
     """Without an LLM: keep the retrieval order; sufficiency is the share of the question's
-    rare terms the passages contain, and the missing aspects are the terms not found."""
+    rare terms the passages contain, and the missing aspects are the terms not found.
+    Useful passages score at least half the best one."""
+    ids = [i["id"] for i in items]
+    top = max((i["score"] for i in items), default=0.0)
+    useful = sum(1 for i in items if i["score"] >= 0.5 * top)
     terms = [t for t in dict.fromkeys(tokenize(question)) if len(t) > 1]
     if not terms or not items:
-        return [i["id"] for i in items], 0.0 if not items else 1.0, []
+        return ids, 0.0 if not items else 1.0, [], useful
     found = set()
     for item in items:
         found |= set(tokenize(item["text"]))
     weights = {t: 1.0 + math.log(1 + len(t)) for t in terms}
     covered = sum(w for t, w in weights.items() if t in found)
     missing = [t for t in terms if t not in found]
-    return [i["id"] for i in items], covered / sum(weights.values()), missing[:3]
+    return ids, covered / sum(weights.values()), missing[:3], useful
 
 
 @timed("judge")
@@ -67,7 +99,7 @@ async def judge(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
     deps = runtime.context
     config = deps.config
     question = question_of(state)
-    items = by_score(state.get("pool", []))[:REVIEW_LIMIT]
+    items = candidates(state)
     report("judge", state["language"])
     update: dict[str, Any] = {}
     if deps.llms is not None and items:
@@ -76,24 +108,29 @@ async def judge(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
             out, usage = await structured(deps.llms.fast, ReviewOut, messages)
             numbers = [n for n in dict.fromkeys(out.ranking) if 0 < n <= len(items)]
             ranking = [items[n - 1]["id"] for n in numbers]
+            useful = len(ranking)
             ranking += [i["id"] for i in items if i["id"] not in ranking]  # keep the rest behind
             score, missing = max(0.0, min(1.0, out.sufficiency)), out.missing_aspects
             update |= llm_used(usage)
         except LLMError as exc:
-            ranking, score, missing = local_review(question, items)
+            ranking, score, missing, useful = local_review(question, items)
             update |= degraded(exc.kind)
     else:
-        ranking, score, missing = local_review(question, items)
+        ranking, score, missing, useful = local_review(question, items)
     if not config.features.rerank:
         ranking = [i["id"] for i in items]
     iteration = state.get("iteration", 0)
-    decision = decide(score, missing, iteration, state.get("score_history", []), config)
+    can_web = deps.web is not None and config.features.web_search and not state.get("web_searched")
+    history = state.get("score_history", [])
+    decision = decide((score, missing, useful), iteration, history, config, can_web=can_web)
     if state.get("speculating"):
         # Show the draft being written in parallel, or drop it if we go back for more.
-        emit({"type": "judged", "keep": decision != "loop"})
+        emit({"type": "judged", "keep": decision in ("enough", "give_up")})
     if decision == "loop":
         report("more", state["language"], what=", ".join(missing[:3]))
-    review = Review(ranking=ranking, score=round(score, 3), missing=missing, decision=decision)
+    review = Review(
+        ranking=ranking, useful=useful, score=round(score, 3), missing=missing, decision=decision
+    )
     return update | {"review": review, "iteration": iteration + 1, "score_history": [score]}
 
 
@@ -101,7 +138,7 @@ async def judge(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
 async def gate(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
     """The join after the judge (and a speculative draft): drop a draft we will not use."""
     review = state.get("review")
-    if review is not None and review["decision"] == "loop":
+    if review is not None and review["decision"] in ("loop", "web"):
         return {"draft": "", "draft_sources": [], "speculating": False}
     return {"speculating": False}
 
@@ -110,4 +147,6 @@ def after_gate(state: AgentState, runtime: Runtime[Deps]) -> list[Send] | str:
     review = state.get("review")
     if review is not None and review["decision"] == "loop":
         return loop_tasks(state, runtime.context)
+    if review is not None and review["decision"] == "web":
+        return "web_search"
     return "verify" if state.get("draft") else "generate"
