@@ -86,6 +86,10 @@ def add_or_reset(left: int | None, right: int | None) -> int:
     return 0 if right is None else (left or 0) + right
 
 
+def any_or_reset(left: bool | None, right: bool | None) -> bool:
+    return False if right is None else bool(left) or right
+
+
 def extend_or_reset(left: list[Any] | None, right: list[Any] | None) -> list[Any]:
     return [] if right is None else [*(left or []), *right]
 
@@ -144,7 +148,7 @@ def fresh_turn(turn: TurnInput) -> dict[str, Any]:
         "answer": "",
         "sources": [],
         "grounded": False,
-        "degraded": False,
+        "degraded": RESET,
         "blocked": False,
         "pool": RESET,
         "seen": RESET,
@@ -194,7 +198,7 @@ class AgentState(TypedDict, total=False):
     answer: str
     sources: list[PoolItem]
     grounded: bool
-    degraded: bool
+    degraded: Annotated[bool, any_or_reset]  # the judge and a draft may both fall back
     notes: Annotated[list[str], extend_or_reset]
     llm_calls: Annotated[int, add_or_reset]
     usage: Annotated[dict[str, Any], merge_or_reset]
