@@ -344,15 +344,16 @@ async def test_user_facts_are_remembered_across_threads_and_forgotten(
     fake_llm.reply("text", "Backups are kept for 35 days [1].")
     fake_llm.reply("Verdict", verdict(True))
     async with agent(sample_kb, tmp_path, llm=fake_llm) as runner:
+        show = "내 정보 뭐 기억하고 있어?"
         await collect(runner, Turn("안녕, 저는 결제팀 소속이에요", thread_root="one", user="u1"))
-        _, shown = await collect(runner, Turn("내 정보 뭐 기억하고 있어?", thread_root="two", user="u1"))
-        _, other = await collect(runner, Turn("내 정보 뭐 기억하고 있어?", thread_root="3", user="u2"))
+        _, shown = await collect(runner, Turn(show, thread_root="two", user="u1"))
+        _, other = await collect(runner, Turn(show, thread_root="3", user="u2"))
         await collect(runner, Turn("How long are backups kept?", thread_root="four", user="u1"))
         _, forgot = await collect(runner, Turn("내 정보 잊어줘", thread_root="five", user="u1"))
         _, after = await collect(runner, Turn("what do you remember about me?", user="u1"))
     assert shown.route == "memory" and "결제팀 소속" in shown.answer
     assert "결제팀" not in other.answer  # another user's memory is separate
-    answer_request = [c.body for c in fake_llm.calls if c.task == "text"][0]
+    answer_request = next(c.body for c in fake_llm.calls if c.task == "text")
     assert "결제팀 소속" in request_text(answer_request)  # the profile reached the prompt
     assert "1" in forgot.answer and "결제팀" not in after.answer
 
@@ -449,7 +450,8 @@ async def test_named_sources_filter_the_search_and_low_confidence_routes_to_docu
     fake_llm.reply("text", "See the FAQ [1] [2].")
     fake_llm.reply("Verdict", verdict(True))
     async with agent(sample_kb, tmp_path, llm=fake_llm) as runner:
-        _, filtered = await collect(runner, Turn("What does the FAQ in faq.docx say about on-call?"))
+        question = "What does the FAQ in faq.docx say about on-call?"
+        _, filtered = await collect(runner, Turn(question))
         _, unsure = await collect(runner, Turn("hmm, backups?", thread_root="unsure"))
     assert filtered.sources and all(s.source.endswith("faq.docx") for s in filtered.sources)
     assert unsure.route == "knowledge" and any("router unsure" in n for n in unsure.notes)
@@ -461,7 +463,7 @@ async def test_english_questions_get_english_answers_and_progress(
     _answer_everything(fake_llm)
     async with agent(sample_kb, tmp_path, llm=fake_llm) as runner:
         events, final = await collect(runner, Turn("When and where is the on-call handover?"))
-    answer_request = request_text([c.body for c in fake_llm.calls if c.task == "text"][0])
+    answer_request = request_text(next(c.body for c in fake_llm.calls if c.task == "text"))
     assert "Answer in English." in answer_request
     texts = [e.text for e in events if isinstance(e, Progress)]
     assert texts[0] == "Analyzing the question…" and final.language == "en"
