@@ -340,6 +340,10 @@ class PrototypeRouter:
                     self._matrices = matrices
         return self._matrices
 
+    def warm(self) -> None:
+        """Embed the prototypes now, so the first message does not wait for them."""
+        self._prototype_vectors()
+
     def classify(self, text: str) -> IntentGuess:
         matrices = self._prototype_vectors()
         query = self._embedder.embed_query(text.strip() or "?")

@@ -42,6 +42,10 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "I couldn't find anything in the documents that answers this. Try rephrasing, "
         "or check that the relevant documents were ingested.",
     },
+    "not_covered": {
+        "ko": "문서에서 이 질문에 대한 답을 찾지 못했어요. 가장 가까운 내용은 다음과 같아요.",
+        "en": "I couldn't find an answer to this in the documents. The closest passages say:",
+    },
     "memory_empty": {
         "ko": "아직 기억하고 있는 내용이 없어요. 팀이나 역할을 알려주시면 답변에 참고할게요.",
         "en": "I don't remember anything about you yet. Tell me your team or role and I'll "

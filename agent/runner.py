@@ -148,6 +148,14 @@ class Runner:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
 
+    async def warm_up(self) -> None:
+        """Load the encoder (and the routing prototypes when there is no LLM) before the
+        first message arrives, instead of making its sender wait."""
+        deps = self.deps
+        await asyncio.to_thread(deps.kb.embedder.embed_query, "warm up")
+        if deps.llms is None:
+            await asyncio.to_thread(deps.prototype_router.warm)
+
     async def ask(self, turn: Turn) -> Final:
         final: Final | None = None
         async for event in self.run(turn):

@@ -178,7 +178,9 @@ def chat(
     turn = _turn("", thread, user, scope)
 
     async def use(runner: Runner) -> None:
+        warm = asyncio.create_task(runner.warm_up())  # while the user types the first line
         await terminal_chat(runner.run, turn, out, err)
+        warm.cancel()
 
     asyncio.run(_with_runner(settings, use))
 

@@ -79,10 +79,27 @@ def _hit(item: PoolItem) -> SearchHit:
     return SearchHit(chunk, item["score"])
 
 
+# Below this sufficiency the passages are only the nearest text, not an answer: say so.
+NOT_COVERED = 0.35
+
+
 async def quote(state: AgentState, deps: Deps, items: list[PoolItem]) -> str:
     """The extractive answer: quoted sentences with [n] pointing into ``items``."""
     if not items:
         return replies.text("nothing_found", state["language"])
+    review = state.get("review")
+    if review is not None and review["score"] < NOT_COVERED:
+        quoted = await _quote(state, deps, items)
+        return f"{replies.text('not_covered', state['language'])}\n\n{_body(quoted)}"
+    return await _quote(state, deps, items)
+
+
+def _body(extractive: str) -> str:
+    """The quotes without the extractive answer's own first line ("Here is what...")."""
+    return extractive.split("\n\n", 1)[-1]
+
+
+async def _quote(state: AgentState, deps: Deps, items: list[PoolItem]) -> str:
     hits = [_hit(item) for item in items]
     answer = await asyncio.to_thread(
         extractive_answer, question_of(state), hits, deps.kb.embedder, max_sources=3

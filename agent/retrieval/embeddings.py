@@ -80,7 +80,7 @@ class UniversalSentenceEncoder:
     def embed_documents(self, texts: list[str]) -> Vectors:
         if not texts:
             return np.zeros((0, 512), dtype=np.float32)
-        if self._processes > 1 and len(texts) >= _PARALLEL_MIN_BATCH:
+        if self._processes > 1 and sum(map(len, texts)) >= _PARALLEL_MIN_CHARS:
             return self._embed_parallel(list(texts))
         with self._lock:
             rows = self._load().encode(list(texts))
@@ -117,7 +117,10 @@ class UniversalSentenceEncoder:
         return row
 
 
-_PARALLEL_MIN_BATCH = 32
+# Starting the worker pool costs seconds (each worker loads the model): worth it for an
+# ingestion batch (~256 chunks, ~100k characters), not for a bot's ~200 short routing
+# prototypes (6k characters, 0.14 s in process).
+_PARALLEL_MIN_CHARS = 20_000
 
 
 class OpenAICompatibleEmbedder:
