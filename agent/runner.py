@@ -14,7 +14,7 @@ import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator
-from typing import Any, Protocol, cast, get_args
+from typing import Any, cast, get_args
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
@@ -23,37 +23,11 @@ from agent import replies
 from agent.deps import Deps
 from agent.events import Event, Final, Progress, Route, Source, Token, Turn, Usage
 from agent.language import detect_language
+from agent.locks import LocalThreadLocks, ThreadLocks
 from agent.memory.backends import prune_thread
 from agent.state import PoolItem, TurnInput, fresh_turn
 
 log = logging.getLogger(__name__)
-
-
-class ThreadLocks(Protocol):
-    """One run at a time per thread id (in-process here; Redis across workers)."""
-
-    def hold(self, thread_id: str) -> contextlib.AbstractAsyncContextManager[None]: ...
-
-
-class LocalThreadLocks:
-    """asyncio locks per thread id, dropped when nobody holds or waits for them."""
-
-    def __init__(self) -> None:
-        self._locks: dict[str, tuple[asyncio.Lock, int]] = {}
-
-    @contextlib.asynccontextmanager
-    async def hold(self, thread_id: str) -> AsyncIterator[None]:
-        lock, users = self._locks.get(thread_id, (asyncio.Lock(), 0))
-        self._locks[thread_id] = (lock, users + 1)
-        try:
-            async with lock:
-                yield
-        finally:
-            lock, users = self._locks[thread_id]
-            if users <= 1:
-                del self._locks[thread_id]
-            else:
-                self._locks[thread_id] = (lock, users - 1)
 
 
 def to_source(number: int, item: PoolItem | dict[str, Any]) -> Source:

@@ -14,6 +14,7 @@ from agent.config import AgentConfig, Features
 from agent.deps import Deps
 from agent.graph import build_graph
 from agent.llm import LLMs, openai_llms
+from agent.locks import FileThreadLocks
 from agent.memory.backends import open_checkpointer, open_store
 from agent.retrieval.chunking import ChunkingConfig
 from agent.retrieval.embeddings import Embedder, OpenAICompatibleEmbedder, UniversalSentenceEncoder
@@ -116,7 +117,9 @@ async def open_runner(settings: Settings, kb: KnowledgeBase) -> AsyncIterator[Ru
                 web=web,
                 persona=settings.persona,
             )
-            yield Runner(build_graph(checkpointer, store), deps)
+            # Processes sharing the embedded memory file also serialise turns per thread.
+            locks = None if settings.database_url else FileThreadLocks(settings.data_dir / "locks")
+            yield Runner(build_graph(checkpointer, store), deps, locks=locks)
     finally:
         if isinstance(web, TavilySearch):
             await web.aclose()
