@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.markdown import Markdown
 
 from adapters.console import final_json, render_final
-from agent.events import Event, Final, Progress, Token, Turn
+from agent.events import Event, Final, Progress, Turn
 
 RunTurn = Callable[[Turn], AsyncIterator[Event]]
 
@@ -34,21 +34,17 @@ def new_thread_id() -> str:
 async def run_turn(
     run: RunTurn, turn: Turn, out: Console, err: Console, *, as_json: bool = False
 ) -> Final:
-    """Show one turn: progress on stderr, then the answer (streamed when not JSON)."""
+    """Show one turn: progress lines on stderr (also with --json), then the answer.
+
+    The answer is printed once, from the Final: it is authoritative (a rewritten draft
+    or a fallback replaces what was streamed), and a terminal cannot un-print text.
+    """
     final: Final | None = None
-    streamed: list[str] = []
-    with err.status("…", spinner="dots") as status:
-        async for event in run(turn):
-            if isinstance(event, Progress):
-                status.update(event.text)
-                if not as_json:
-                    err.print(f"[dim]· {event.text}[/dim]", highlight=False)
-            elif isinstance(event, Token):
-                if event.reset:
-                    streamed.clear()
-                streamed.append(event.text)
-            elif isinstance(event, Final):
-                final = event
+    async for event in run(turn):
+        if isinstance(event, Progress):
+            err.print(f"[dim]· {event.text}[/dim]", highlight=False, soft_wrap=True)
+        elif isinstance(event, Final):
+            final = event
     assert final is not None
     if as_json:
         print(final_json(final))

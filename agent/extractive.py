@@ -54,7 +54,13 @@ class ExtractiveAnswer:
     language: Language
 
 
+_CODE_BLOCK = re.compile(r"```.*?(?:```|$)", re.DOTALL)
+
+
 def split_sentences(text: str) -> list[str]:
+    # A fenced code block is not a sentence: quoted, it reads as noise glued to the
+    # next heading. The prose around it says what the code does.
+    text = _CODE_BLOCK.sub("\n\n", text)
     # PDF text breaks lines mid-sentence: a single newline is a space, a blank line a
     # break. Table rows and list items stay lines of their own.
     text = re.sub(r"(?<!\n)\n(?!\n|\s*(?:\||[-*•] |\d+\. ))", " ", text)
@@ -70,19 +76,22 @@ def extractive_answer(
     *,
     max_sources: int = 3,
     sentences_per_source: int = 2,
+    consider: int = 6,
 ) -> ExtractiveAnswer:
     """Quote the best sentences of the top hits.
 
     A sentence's score mixes keyword overlap with the question (exact facts,
     names, numbers) and embedding similarity (paraphrase and the other
-    language), so a Korean question can quote an English passage.
+    language), so a Korean question can quote an English passage. The first
+    ``consider`` hits compete on their best sentence and at most ``max_sources``
+    are quoted: the passage that answers is not always the one ranked first.
     """
     language = detect_language(question)
     text = _TEXT[language]
     if not hits:
         return ExtractiveAnswer(text["none"], [], language)
     q_vec = embedder.embed_query(question)
-    passages = [(hit, _quotable(hit.chunk)) for hit in hits[:max_sources]]
+    passages = [(hit, _quotable(hit.chunk)) for hit in hits[: max(consider, max_sources)]]
     token_sets = [[set(tokenize(s)) for s in sentences] for _, sentences in passages]
     weight = _rarity_weights(set(tokenize(question)), [t for ts in token_sets for t in ts])
     q_mass = sum(weight.values()) or 1.0
@@ -95,6 +104,8 @@ def extractive_answer(
             scored.append((0.5 * overlap + 0.5 * float(dense[i]), i))
         scored.sort(reverse=True)
         candidates.append((hit, sentences, scored))
+    candidates.sort(key=lambda c: c[2][0][0], reverse=True)
+    candidates = candidates[:max_sources]
     top = max(scored[0][0] for _, _, scored in candidates)
     lines = [text["intro"], ""]
     citations: list[Citation] = []
@@ -115,10 +126,32 @@ def extractive_answer(
     return ExtractiveAnswer("\n".join(lines).strip(), citations, language)
 
 
+def _is_row(sentence: str) -> bool:
+    return sentence.count("|") >= 2
+
+
+def _with_headers(sentences: list[str]) -> list[str]:
+    """Table rows carry their header ("Service | Owner | Channel → billing | Payments | ...");
+    a header row alone answers nothing, and a row alone does not say what its cells are."""
+    out: list[str] = []
+    header: str | None = None
+    for sentence in sentences:
+        if not _is_row(sentence):
+            header = None
+            out.append(sentence)
+        elif re.fullmatch(r"[|\s:-]+", sentence):
+            continue  # a Markdown separator row
+        elif header is None:
+            header = sentence
+        else:
+            out.append(f"{header} → {sentence}")
+    return out
+
+
 def _quotable(chunk: Chunk) -> list[str]:
     """Sentences that can answer: not a heading repeated in the text, not a lead-in ("...:")."""
     headings = {h.strip() for h in chunk.heading.split(" > ")} | {chunk.title.strip()}
-    sentences = split_sentences(chunk.text)
+    sentences = _with_headers(split_sentences(chunk.text))
     good = [s for s in sentences if s not in headings and not s.endswith((":", "："))]
     return good or sentences or [chunk.text.strip()]
 

@@ -26,7 +26,8 @@ err = Console(stderr=True)
 
 
 def fail(message: str, code: int = 1) -> typer.Exit:
-    err.print(f"[red]error:[/red] {message}", highlight=False)
+    # One line even in a log file or CI, where the console would wrap at 80 columns.
+    err.print(f"[red]error:[/red] {message}", highlight=False, soft_wrap=True)
     return typer.Exit(code)
 
 

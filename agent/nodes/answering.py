@@ -102,7 +102,7 @@ def _body(extractive: str) -> str:
 async def _quote(state: AgentState, deps: Deps, items: list[PoolItem]) -> str:
     hits = [_hit(item) for item in items]
     answer = await asyncio.to_thread(
-        extractive_answer, question_of(state), hits, deps.kb.embedder, max_sources=3
+        extractive_answer, question_of(state), hits, deps.kb.embedder
     )
     # The extractive citations are numbered among the quoted passages; map them to ``items``.
     positions = {(c.source, c.locator): c.number for c in answer.citations}
