@@ -26,6 +26,8 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from agent.sqlite_tx import immediate
+
 VersionLookup = Callable[[list[str]], dict[str, str]]
 
 # NFKC has already folded the full-width ？ and ！ into ASCII; 。 survives it.
@@ -320,16 +322,8 @@ class SqliteAnswerCache:
     # -- internals --------------------------------------------------------------
     @contextmanager
     def _transaction(self) -> Iterator[None]:
-        # IMMEDIATE takes the write lock up front (waiting up to the busy timeout);
-        # a deferred transaction that upgrades later fails at once when contended.
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                yield
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
+        with self._lock, immediate(self._db):
+            yield
 
     def _validate(
         self,

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import fields
+from typing import Any
 
 from agent.cache import SqliteAnswerCache
 from agent.config import AgentConfig, Features
@@ -53,25 +55,12 @@ def build_knowledge_base(settings: Settings) -> KnowledgeBase:
 
 
 def agent_config(settings: Settings) -> AgentConfig:
-    features = Features(
-        cache=settings.cache,
-        rerank=settings.rerank,
-        sufficiency_loop=settings.sufficiency_loop,
-        groundedness_check=settings.groundedness_check,
-        web_search=settings.web_search,
-        user_memory=settings.user_memory,
-        speculative_generation=settings.speculative_generation,
-    )
-    return AgentConfig(
-        features=features,
-        max_input_chars=settings.max_input_chars,
-        cache_threshold=settings.cache_threshold,
-        cache_ttl_s=settings.cache_ttl_s,
-        min_sufficiency=settings.min_sufficiency,
-        max_iterations=settings.max_iterations,
-        max_answer_retries=settings.max_answer_retries,
-        timezone=settings.timezone,
-    )
+    """Settings and the agent's config share field names: copy the ones the agent has."""
+
+    def shared(cls: type[Any]) -> dict[str, Any]:
+        return {f.name: getattr(settings, f.name) for f in fields(cls) if hasattr(settings, f.name)}
+
+    return AgentConfig(**shared(AgentConfig) | {"features": Features(**shared(Features))})
 
 
 def build_llms(settings: Settings) -> LLMs | None:

@@ -22,6 +22,7 @@ import numpy as np
 
 from agent.retrieval.keyword import KeywordRow
 from agent.retrieval.types import Chunk
+from agent.sqlite_tx import immediate
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS documents (
@@ -197,13 +198,11 @@ class Catalog:
     def _transaction(self) -> Iterator[None]:
         """One atomic change to the catalog; it bumps the generation when it commits."""
         with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
             try:
-                yield
-                self._bump()
-                self._db.execute("COMMIT")
+                with immediate(self._db):
+                    yield
+                    self._bump()
             except BaseException:
-                self._db.execute("ROLLBACK")
                 self._term_cache.clear()  # ids of terms added by this transaction are void
                 raise
 

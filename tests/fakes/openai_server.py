@@ -19,7 +19,6 @@ import itertools
 import json
 import math
 import re
-import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -28,6 +27,8 @@ from typing import Any
 
 import numpy as np
 from aiohttp import web
+
+from tests.fakes.background import BackgroundApp
 
 DIM = 64
 
@@ -298,9 +299,7 @@ class FakeOpenAI:
     _cursors: dict[str, tuple[list[Reply], int]] = field(default_factory=dict)
     _ids: Iterator[int] = field(default_factory=itertools.count)
     _epoch: int = 0
-    _loop: asyncio.AbstractEventLoop | None = None
-    _runner: web.AppRunner | None = None
-    _thread: threading.Thread | None = None
+    _server: BackgroundApp | None = None
 
     # --- scripting ---------------------------------------------------------------------
 
@@ -525,33 +524,16 @@ class FakeOpenAI:
         )
 
     def start(self) -> FakeOpenAI:
-        ready = threading.Event()
-
-        def serve() -> None:
-            loop = asyncio.new_event_loop()
-            self._loop = loop
-            app = web.Application()
-            app.router.add_post("/v1/embeddings", self._embeddings)
-            app.router.add_post("/v1/chat/completions", self._chat)
-            self._runner = web.AppRunner(app)
-            loop.run_until_complete(self._runner.setup())
-            site = web.TCPSite(self._runner, "127.0.0.1", 0)
-            loop.run_until_complete(site.start())
-            port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-            self.base_url = f"http://127.0.0.1:{port}/v1"
-            ready.set()
-            loop.run_forever()
-
-        self._thread = threading.Thread(target=serve, daemon=True)
-        self._thread.start()
-        ready.wait(10)
+        app = web.Application()
+        app.router.add_post("/v1/embeddings", self._embeddings)
+        app.router.add_post("/v1/chat/completions", self._chat)
+        self._server = BackgroundApp(app)
+        self.base_url = self._server.start() + "/v1"
         return self
 
     def stop(self) -> None:
-        if self._loop is None or self._runner is None:
-            return
-        asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(10)
-        self._loop.call_soon_threadsafe(self._loop.stop)
+        if self._server is not None:
+            self._server.stop()
 
 
 def _dumps(value: Any) -> str:

@@ -8,11 +8,12 @@ It can be told to fail with a status, answer slowly, or send a broken body.
 from __future__ import annotations
 
 import asyncio
-import threading
 from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
+
+from tests.fakes.background import BackgroundApp
 
 
 def default_results(query: str) -> list[dict[str, Any]]:
@@ -47,9 +48,7 @@ class FakeWebSearch:
     requests: list[dict[str, Any]] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
     base_url: str = ""
-    _loop: asyncio.AbstractEventLoop | None = None
-    _runner: web.AppRunner | None = None
-    _thread: threading.Thread | None = None
+    _server: BackgroundApp | None = None
 
     async def _search(self, request: web.Request) -> web.Response:
         body = await request.json()
@@ -80,33 +79,12 @@ class FakeWebSearch:
         )
 
     def start(self) -> FakeWebSearch:
-        ready = threading.Event()
-
-        def serve() -> None:
-            loop = asyncio.new_event_loop()
-            self._loop = loop
-            app = web.Application()
-            app.router.add_post("/search", self._search)
-            # A client that gives up (timeout tests) cancels its slow handler, so stop() is quick.
-            self._runner = web.AppRunner(app, handler_cancellation=True)
-            loop.run_until_complete(self._runner.setup())
-            site = web.TCPSite(self._runner, "127.0.0.1", 0)
-            loop.run_until_complete(site.start())
-            port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-            self.base_url = f"http://127.0.0.1:{port}"
-            ready.set()
-            loop.run_forever()
-            loop.close()
-
-        self._thread = threading.Thread(target=serve, daemon=True)
-        self._thread.start()
-        ready.wait(10)
+        app = web.Application()
+        app.router.add_post("/search", self._search)
+        self._server = BackgroundApp(app, handler_cancellation=True)
+        self.base_url = self._server.start()
         return self
 
     def stop(self) -> None:
-        if self._loop is None or self._runner is None:
-            return
-        asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(10)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        if self._thread is not None:
-            self._thread.join(10)
+        if self._server is not None:
+            self._server.stop()

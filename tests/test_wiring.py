@@ -1,0 +1,32 @@
+"""Settings reach the agent: every flag and threshold set in the environment is used."""
+
+from __future__ import annotations
+
+import pytest
+
+from bots.settings import Settings
+from bots.wiring import agent_config, build_llms
+
+
+def test_environment_settings_reach_the_agent_config(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TEAMRAG_RERANK", "false")
+    monkeypatch.setenv("TEAMRAG_USER_MEMORY", "0")
+    monkeypatch.setenv("TEAMRAG_MAX_ITERATIONS", "2")
+    monkeypatch.setenv("TEAMRAG_CACHE_THRESHOLD", "0.95")
+    monkeypatch.setenv("TEAMRAG_MAX_INPUT_CHARS", "1000")
+    config = agent_config(Settings())
+    assert not config.features.rerank and not config.features.user_memory
+    assert config.features.cache and config.features.groundedness_check
+    assert config.max_iterations == 2 and config.cache_threshold == 0.95
+    assert config.max_input_chars == 1000
+
+
+def test_the_llm_is_used_only_when_an_endpoint_is_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "TEAMRAG_LLM"):
+        monkeypatch.delenv(name, raising=False)
+    assert build_llms(Settings()) is None
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    llms = build_llms(Settings())
+    assert llms is not None and llms.fast_name == "gpt-4o-mini" and llms.chat_name == "gpt-4o"
+    monkeypatch.setenv("TEAMRAG_LLM", "off")
+    assert build_llms(Settings()) is None
