@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import itertools
 import threading
+from collections import OrderedDict
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 from typing import Any, Protocol
@@ -47,6 +49,29 @@ def _normalise(rows: Vectors) -> Vectors:
     return normalised
 
 
+class QueryMemo:
+    """The last few query vectors: a turn embeds its question for the cache lookup, the
+    search and the cache store; once is enough."""
+
+    def __init__(self, size: int = 256) -> None:
+        self._size = size
+        self._rows: OrderedDict[str, Vectors] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, text: str, compute: Callable[[], Vectors]) -> Vectors:
+        with self._lock:
+            if text in self._rows:
+                self._rows.move_to_end(text)
+                return self._rows[text]
+        row = compute()
+        row.setflags(write=False)  # shared between callers
+        with self._lock:
+            self._rows[text] = row
+            if len(self._rows) > self._size:
+                self._rows.popitem(last=False)
+        return row
+
+
 class UniversalSentenceEncoder:
     """Google's multilingual Universal Sentence Encoder v3 (16 languages, Korean included).
 
@@ -71,6 +96,7 @@ class UniversalSentenceEncoder:
         self._pool: ProcessPoolExecutor | None = None
         # The numpy backend keeps per-instance scratch state; one call at a time.
         self._lock = threading.Lock()
+        self._queries = QueryMemo()
 
     def _load(self) -> Any:
         if self._model is None:
@@ -113,8 +139,7 @@ class UniversalSentenceEncoder:
             self._pool = None
 
     def embed_query(self, text: str) -> Vectors:
-        row: Vectors = self.embed_documents([text])[0]
-        return row
+        return self._queries.get(text, lambda: self.embed_documents([text])[0])
 
 
 # Starting the worker pool costs seconds (each worker loads the model): worth it for an
@@ -134,6 +159,7 @@ class OpenAICompatibleEmbedder:
 
         self._model_name = model
         self._base_url = base_url or "https://api.openai.com/v1"
+        self._queries = QueryMemo()
         # check_embedding_ctx_length=False: the default fetches tiktoken files,
         # which fails offline and is pointless for non-OpenAI servers.
         self._client = OpenAIEmbeddings(  # type: ignore[call-arg]
@@ -169,5 +195,4 @@ class OpenAICompatibleEmbedder:
         return self._call(list(texts))
 
     def embed_query(self, text: str) -> Vectors:
-        row: Vectors = self._call([text])[0]
-        return row
+        return self._queries.get(text, lambda: self._call([text])[0])
