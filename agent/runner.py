@@ -142,19 +142,20 @@ class Runner:
         self, turn: Turn, turn_input: TurnInput, queue: asyncio.Queue[Event | None], start: float
     ) -> None:
         thread_id = turn.thread_id
+        final: Final | None = None
         try:
             async with self.locks.hold(thread_id):
                 waited = time.perf_counter() - start
                 async with asyncio.timeout(self.turn_timeout_s):
-                    await self._stream(turn_input, queue)
-                config = self._config(thread_id)
-                state = await self.graph.aget_state(config)  # type: ignore[arg-type]
-                final = self._final(state.values, turn, start, waited)
+                    values = await self._stream(turn_input, queue)
+                final = self._final(values, turn, start, waited)
+                await queue.put(final)
+                # After the answer is out, still holding the thread: housekeeping.
                 await self._prune(thread_id)
         except Exception as exc:  # every turn ends in a Final that says what happened
             log.exception("turn failed on thread %s", thread_id)
-            final = self._failure(turn, exc, start)
-        await queue.put(final)
+            if final is None:
+                await queue.put(self._failure(turn, exc, start))
         await queue.put(None)
 
     async def _prune(self, thread_id: str) -> None:
@@ -167,17 +168,24 @@ class Runner:
         except Exception:  # a missed prune costs disk space, not the answer
             log.warning("could not prune thread %s", thread_id, exc_info=True)
 
-    async def _stream(self, turn_input: TurnInput, queue: asyncio.Queue[Event | None]) -> None:
+    async def _stream(
+        self, turn_input: TurnInput, queue: asyncio.Queue[Event | None]
+    ) -> dict[str, Any]:
+        """Relay the graph's custom events; returns the state the turn ended with."""
         gate = _DraftGate()
+        values: dict[str, Any] = {}
         stream = self.graph.astream(  # type: ignore[call-overload]
             fresh_turn(turn_input),
             config=self._config(turn_input["thread_id"]),
             context=self.deps,
-            stream_mode="custom",
+            stream_mode=["custom", "values"],
             # One checkpoint per turn: intermediate steps are not worth a write each.
             durability="exit",
         )
-        async for chunk in stream:
+        async for mode, chunk in stream:
+            if mode == "values":
+                values = chunk
+                continue
             event: dict[str, Any] = chunk
             kind = event.get("type")
             if kind == "progress":
@@ -190,6 +198,7 @@ class Runner:
             elif kind == "judged":
                 for token in gate.judged(bool(event.get("keep"))):
                     await queue.put(token)
+        return values
 
     def _final(self, values: dict[str, Any], turn: Turn, start: float, waited: float) -> Final:
         usage = values.get("usage") or {}

@@ -148,8 +148,10 @@ def wave_tasks(state: AgentState, deps: Deps) -> list[Send]:
         if sub["depends_on"]:
             query = f"{query} {_findings(state, sub)}".strip()
         sends.append(Send("retrieve", _task(state, deps, sub["question"], [query])))
-    if wave == 0 and len(plan["variations"]) > 0:
-        sends.append(Send("retrieve", _task(state, deps, "variations", plan["variations"])))
+    asked = {s["question"].strip().lower() for s in plan["sub_questions"]}
+    variations = [v for v in plan["variations"] if v.strip().lower() not in asked]
+    if wave == 0 and variations:  # a variation equal to a sub-question is searched once
+        sends.append(Send("retrieve", _task(state, deps, "variations", variations)))
     return sends
 
 
@@ -213,18 +215,20 @@ async def retrieve(task: RetrieveTask, runtime: Runtime[Deps]) -> dict[str, Any]
     fetch = task["k"] + len(exclude) + (3 * task["k"] if filters else 0)
     notes: list[str] = []
 
-    async def search(query: str) -> list[SearchHit]:
+    def search(query: str) -> list[SearchHit]:
         options = SearchOptions(k=fetch, scopes=scopes, neighbours=task["neighbours"])
         try:
-            return await kb.asearch(query, options)
+            return kb.search(query, options)
         except Exception as exc:  # the vector store is down: keyword search still answers
             notes.append(f"vector search unavailable ({exc}); used keyword search only")
             keyword = SearchOptions(
                 k=fetch, scopes=scopes, mode="keyword", neighbours=task["neighbours"]
             )
-            return await kb.asearch(query, keyword)
+            return kb.search(query, keyword)
 
-    results = await asyncio.gather(*(search(q) for q in task["queries"]))
+    # One worker thread runs this task's queries one after another (a few ms each): threads
+    # per query only contend for the GIL. Sub-questions still run side by side (Send).
+    results = await asyncio.to_thread(lambda: [search(q) for q in task["queries"]])
     items: dict[str, PoolItem] = {}
     for hits in results:
         matching = [h for h in hits if _matches(h, filters)] if filters else hits
