@@ -124,10 +124,10 @@ def build_graph(
     g.add_edge("direct_response", "output_guard")
     g.add_edge("tools", "output_guard")
     g.add_edge("memory", "finalize")
-    g.add_conditional_edges("planner", dispatch, ["retrieve"])
+    g.add_conditional_edges("planner", dispatch, ["retrieve", "collect"])
     g.add_edge("retrieve", "collect")
     g.add_conditional_edges(
-        "collect", after_collect, ["retrieve", "web_search", "judge", "generate"]
+        "collect", after_collect, ["retrieve", "collect", "web_search", "judge", "generate"]
     )
     g.add_conditional_edges("web_search", _after_web, ["judge", "generate"])
     g.add_edge("judge", "gate")

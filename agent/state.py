@@ -152,6 +152,7 @@ def fresh_turn(turn: TurnInput) -> dict[str, Any]:
         "blocked": False,
         "pool": RESET,
         "seen": RESET,
+        "searched": RESET,
         "score_history": RESET,
         "notes": RESET,
         "llm_calls": RESET,
@@ -184,6 +185,7 @@ class AgentState(TypedDict, total=False):
     wave: int  # which dependency level of sub-questions is being retrieved
     pool: Annotated[list[PoolItem], merge_pool]
     seen: Annotated[list[str], extend_or_reset]  # every chunk id retrieved this turn
+    searched: Annotated[list[str], extend_or_reset]  # queries already searched this turn
     iteration: int
     next_step: str  # after a retrieval wave: "wave", "web" or "evaluate"
     speculating: bool  # the answer is drafted while the judge reads the evidence

@@ -55,6 +55,7 @@ async def test_knowledge_answer_with_every_check_takes_three_round_trips(
     assert final.llm_calls == 4 and final.usage.prompt_tokens > 0
     assert fake_llm.calls_by_task() == {"Analysis": 1, "Review": 1, "text": 1, "Verdict": 1}
     assert fake_llm.round_trips() == 3  # the judge and the draft ran side by side
+    assert "prefetch" in final.timings  # the question was searched during the Analysis call
     assert shown_text(events) == final.answer
     assert stages(events)[:2] == ["analyze", "search"]
     assert "check" in stages(events)

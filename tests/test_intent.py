@@ -490,6 +490,9 @@ class CountingEmbedder:
     def embed_query(self, text: str) -> Vectors:
         return self._inner.embed_query(text)
 
+    def embed_queries(self, texts: list[str]) -> Vectors:
+        return self._inner.embed_queries(texts)
+
     def close(self) -> None:
         pass
 

@@ -21,7 +21,7 @@ from agent.extractive import extractive_answer
 from agent.guards import check_output
 from agent.llm import LLMError, stream_text, structured
 from agent.memory.budget import TokenPlan, fit_texts
-from agent.nodes.common import degraded, llm_used, question_of, timed
+from agent.nodes.common import RAG_ROUTES, degraded, llm_used, question_of, timed
 from agent.nodes.judging import candidates
 from agent.nodes.routing import history_of
 from agent.progress import emit, report
@@ -31,7 +31,6 @@ from agent.schemas import Verdict
 from agent.state import AgentState, Check, PoolItem
 
 _CITATION = re.compile(r"\[(\d{1,2})\]")
-RAG_ROUTES = ("knowledge", "analysis", "current_events")
 
 
 def evidence(state: AgentState, limit: int) -> list[PoolItem]:

@@ -13,6 +13,9 @@ from agent.deps import Deps
 from agent.retrieval.types import SearchHit
 from agent.state import AgentState, PoolItem
 
+# Routes answered from retrieved evidence (the others answer directly).
+RAG_ROUTES = ("knowledge", "analysis", "current_events")
+
 Node = Callable[[AgentState, Runtime[Deps]], Awaitable[dict[str, Any]]]
 
 

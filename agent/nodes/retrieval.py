@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
 from typing import Any, Literal, TypedDict
 
 from langgraph.runtime import Runtime
@@ -20,7 +21,7 @@ from agent import replies
 from agent.deps import Deps
 from agent.nodes.common import pool_item, question_of, timed
 from agent.progress import report
-from agent.retrieval.knowledge_base import SearchOptions
+from agent.retrieval.knowledge_base import KnowledgeBase, SearchOptions
 from agent.retrieval.types import SearchHit
 from agent.state import AgentState, Plan, PoolItem, SubQuestion
 from agent.websearch import WebSearchError
@@ -141,14 +142,17 @@ def _findings(state: AgentState, sub: SubQuestion) -> str:
 def wave_tasks(state: AgentState, deps: Deps) -> list[Send]:
     plan = plan_of(state)
     wave = state.get("wave", 0)
+    searched = {q.strip().lower() for q in state.get("searched", [])}
     subs = [s for s in plan["sub_questions"] if levels(plan["sub_questions"])[s["id"]] == wave]
     sends = []
     for sub in subs:
+        if not sub["depends_on"] and sub["question"].strip().lower() in searched:
+            continue  # the router's prefetch already searched it
         query = sub["question"]
         if sub["depends_on"]:
             query = f"{query} {_findings(state, sub)}".strip()
         sends.append(Send("retrieve", _task(state, deps, sub["question"], [query])))
-    asked = {s["question"].strip().lower() for s in plan["sub_questions"]}
+    asked = searched | {s["question"].strip().lower() for s in plan["sub_questions"]}
     variations = [v for v in plan["variations"] if v.strip().lower() not in asked]
     if wave == 0 and variations:  # a variation equal to a sub-question is searched once
         sends.append(Send("retrieve", _task(state, deps, "variations", variations)))
@@ -175,7 +179,10 @@ async def planner(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
     notes = []
     if state.get("route") == "current_events" and deps.web is None:
         notes.append(replies.text("no_web", state["language"]))
-    queries = len({s["question"] for s in plan["sub_questions"]} | set(plan["variations"]))
+    texts = list(dict.fromkeys([s["question"] for s in plan["sub_questions"]] + plan["variations"]))
+    # One batch now instead of one encoder call per query in the searches.
+    await asyncio.to_thread(deps.kb.embedder.embed_queries, texts)
+    queries = len(texts)
     if queries > 1:
         report("search", state["language"], n=queries)
     else:
@@ -183,8 +190,9 @@ async def planner(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
     return {"plan": plan, "wave": 0, "notes": notes}
 
 
-def dispatch(state: AgentState, runtime: Runtime[Deps]) -> list[Send]:
-    return wave_tasks(state, runtime.context)
+def dispatch(state: AgentState, runtime: Runtime[Deps]) -> list[Send] | str:
+    # Nothing left to search (the prefetch covered the plan): straight to the join.
+    return wave_tasks(state, runtime.context) or "collect"
 
 
 def _matches(hit: SearchHit, filters: dict[str, Any]) -> bool:
@@ -203,11 +211,31 @@ def _matches(hit: SearchHit, filters: dict[str, Any]) -> bool:
 
 
 async def retrieve(task: RetrieveTask, runtime: Runtime[Deps]) -> dict[str, Any]:
-    """Hybrid search for one sub-question's queries; keyword-only if the vector store fails."""
-    import time
+    return await run_task(task, runtime.context.kb, "retrieve")
 
+
+async def prefetch(state: AgentState, deps: Deps) -> dict[str, Any]:
+    """Search the message as written while the router's LLM call is out.
+
+    The question is almost always one of the plan's queries, so its search is off the
+    critical path; the router keeps the result only for a retrieval route.
+    """
+    question = state["question"]
+    task = RetrieveTask(
+        label=question,
+        queries=[question],
+        k=deps.config.k_complex,
+        scopes=state["turn"]["scopes"],
+        filters={},
+        exclude=[],
+        neighbours=deps.config.neighbours,
+    )
+    return await run_task(task, deps.kb, "prefetch") | {"searched": [question]}
+
+
+async def run_task(task: RetrieveTask, kb: KnowledgeBase, name: str) -> dict[str, Any]:
+    """Hybrid search for one sub-question's queries; keyword-only if the vector store fails."""
     start = time.perf_counter()
-    kb = runtime.context.kb
     exclude = set(task["exclude"])
     filters = {k: v for k, v in task["filters"].items() if v}
     scopes = frozenset(task["scopes"]) if task["scopes"] else None
@@ -245,7 +273,7 @@ async def retrieve(task: RetrieveTask, runtime: Runtime[Deps]) -> dict[str, Any]
         "pool": list(items.values()),
         "seen": list(items),
         "notes": sorted(set(notes)),
-        "timings": {"retrieve": elapsed},
+        "timings": {name: elapsed},
     }
 
 
@@ -288,7 +316,7 @@ def after_collect(state: AgentState, runtime: Runtime[Deps]) -> list[Send] | lis
     deps = runtime.context
     step = state["next_step"]
     if step == "wave":
-        return wave_tasks(state, deps)
+        return wave_tasks(state, deps) or "collect"
     if step == "web":
         return "web_search"
     return evaluate_targets(state, deps)

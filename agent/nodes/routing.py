@@ -21,8 +21,9 @@ from agent.intent import is_context_dependent, memory_command
 from agent.llm import LLMError, invoke_with_tools, structured
 from agent.memory.budget import TokenPlan
 from agent.memory.profile import Fact, forget, recall, render_profile, user_namespace
-from agent.nodes.common import degraded, llm_used, timed
+from agent.nodes.common import RAG_ROUTES, degraded, llm_used, timed
 from agent.nodes.entry import has_history
+from agent.nodes.retrieval import prefetch
 from agent.progress import report
 from agent.prompts import analysis_messages, tools_messages
 from agent.schemas import Analysis
@@ -143,12 +144,21 @@ async def router(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
         messages = analysis_messages(
             question, history_of(state), state.get("summary", ""), profile, today
         )
+        fetching = None
+        if not is_context_dependent(question, has_history=has_history(state)):
+            fetching = asyncio.create_task(prefetch(state, deps))
         try:
             analysis, usage = await structured(deps.llms.fast, Analysis, messages)
+            update = _from_analysis(analysis, state, deps) | llm_used(usage)
         except LLMError as exc:
             local = await _local_route(state, deps)
-            return local | {"profile": profile} | _merge_notes(local, degraded(exc.kind))
-        return _from_analysis(analysis, state, deps) | {"profile": profile} | llm_used(usage)
+            update = local | _merge_notes(local, degraded(exc.kind))
+        fetched = await fetching if fetching is not None else {}
+        plan = update.get("plan")
+        if update["route"] in RAG_ROUTES and not (plan and plan["filters"]):
+            notes = [*update.get("notes", []), *fetched.get("notes", [])]
+            update = update | fetched | {"notes": notes}
+        return update | {"profile": profile}
     return await _local_route(state, deps) | {"profile": profile}
 
 

@@ -7,6 +7,7 @@ bound; async callers go through ``asyncio.to_thread`` (see ``KnowledgeBase``).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import threading
 from collections import OrderedDict
@@ -37,6 +38,10 @@ class Embedder(Protocol):
 
     def embed_query(self, text: str) -> Vectors: ...
 
+    def embed_queries(self, texts: list[str]) -> Vectors:
+        """Several queries at once (one batch); remembered like :meth:`embed_query`."""
+        ...
+
     def close(self) -> None:
         """Release worker processes or connections."""
         ...
@@ -57,6 +62,18 @@ class QueryMemo:
         self._size = size
         self._rows: OrderedDict[str, Vectors] = OrderedDict()
         self._lock = threading.Lock()
+
+    def many(self, texts: list[str], compute: Callable[[list[str]], Vectors]) -> Vectors:
+        """Vectors for ``texts``, computing the ones not remembered in one batch."""
+        with self._lock:
+            missing = [t for t in dict.fromkeys(texts) if t not in self._rows]
+        fresh = dict(zip(missing, compute(missing), strict=True)) if missing else {}
+
+        def one(text: str) -> Vectors:
+            row: Vectors = fresh[text] if text in fresh else compute([text])[0]
+            return row
+
+        return np.stack([self.get(t, functools.partial(one, t)) for t in texts])
 
     def get(self, text: str, compute: Callable[[], Vectors]) -> Vectors:
         with self._lock:
@@ -141,6 +158,9 @@ class UniversalSentenceEncoder:
     def embed_query(self, text: str) -> Vectors:
         return self._queries.get(text, lambda: self.embed_documents([text])[0])
 
+    def embed_queries(self, texts: list[str]) -> Vectors:
+        return self._queries.many(texts, self.embed_documents)
+
 
 # Starting the worker pool costs seconds (each worker loads the model): worth it for an
 # ingestion batch (~256 chunks, ~100k characters), not for a bot's ~200 short routing
@@ -196,3 +216,6 @@ class OpenAICompatibleEmbedder:
 
     def embed_query(self, text: str) -> Vectors:
         return self._queries.get(text, lambda: self._call([text])[0])
+
+    def embed_queries(self, texts: list[str]) -> Vectors:
+        return self._queries.many(texts, self._call)
