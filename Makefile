@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint install clean bench-retrieval bench-scale
+.PHONY: demo test lint install clean bench-retrieval bench-scale bench-agent
 
 $(BIN)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "teamrag needs Python 3.11 or newer; set PYTHON=python3.11")'
@@ -33,6 +33,9 @@ bench-retrieval: $(BIN)/.installed
 
 bench-scale: $(BIN)/.installed
 	$(BIN)/python benchmarks/scale.py
+
+bench-agent: $(BIN)/.installed
+	$(BIN)/python benchmarks/agent_latency.py
 
 clean:
 	rm -rf $(VENV) .teamrag .pytest_cache .mypy_cache .ruff_cache
