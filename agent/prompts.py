@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
+from agent.memory.budget import fit_texts
 from agent.state import PoolItem
 
 PERSONA = (
@@ -41,14 +42,17 @@ _STYLE = {
 }
 
 
-def _history_block(history: Sequence[BaseMessage], summary: str) -> str:
+def _history_block(history: Sequence[BaseMessage], summary: str, budget: int) -> str:
+    """The thread within its share of the token plan: the newest messages first, then
+    the summary of older ones if there is room."""
     lines = []
-    if summary:
-        lines.append(f"Earlier in this thread (summary): {summary}")
-    for message in history[-8:]:
+    for message in reversed(history[-8:]):
         who = "User" if message.type == "human" else "Assistant"
         lines.append(f"{who}: {str(message.content)[:600]}")
-    return "\n".join(lines) if lines else "(no earlier messages)"
+    if summary:
+        lines.append(f"Earlier in this thread (summary): {summary}")
+    kept = fit_texts(lines, budget)
+    return "\n".join(reversed(kept)) if kept else "(no earlier messages)"
 
 
 def passages_block(items: Sequence[PoolItem]) -> str:
@@ -60,7 +64,13 @@ def passages_block(items: Sequence[PoolItem]) -> str:
 
 
 def analysis_messages(
-    text: str, history: Sequence[BaseMessage], summary: str, profile: str, today: str
+    text: str,
+    history: Sequence[BaseMessage],
+    summary: str,
+    profile: str,
+    today: str,
+    *,
+    history_budget: int = 1200,
 ) -> list[BaseMessage]:
     system = f"""{PERSONA}
 Today is {today}.
@@ -81,7 +91,8 @@ user_facts: only facts the user states about themselves in this message.
 complexity: simple (one fact), moderate, complex (several parts or a comparison).
 
 What you remember about this user: {profile or "(nothing yet)"}"""
-    human = f"Thread so far:\n{_history_block(history, summary)}\n\nNew message:\n{text}"
+    thread = _history_block(history, summary, history_budget)
+    human = f"Thread so far:\n{thread}\n\nNew message:\n{text}"
     return [SystemMessage(system), HumanMessage(human)]
 
 
@@ -107,6 +118,7 @@ def answer_messages(
     profile: str,
     feedback: str,
     persona: str = "",
+    history_budget: int = 1200,
 ) -> list[BaseMessage]:
     rules = _ANSWER_RULES.get(language, _ANSWER_RULES["en"])
     parts = [persona or PERSONA, rules, _STYLE.get(style, _STYLE["normal"])]
@@ -115,7 +127,7 @@ def answer_messages(
     if feedback:
         parts.append(f"Your previous draft was rejected: {feedback}\nFix exactly that.")
     human = (
-        f"Conversation so far:\n{_history_block(history, summary)}\n\n"
+        f"Conversation so far:\n{_history_block(history, summary, history_budget)}\n\n"
         f"Passages:\n{passages_block(items)}\n\nQuestion: {question}"
     )
     return [SystemMessage("\n\n".join(parts)), HumanMessage(human)]

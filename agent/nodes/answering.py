@@ -127,8 +127,8 @@ async def generate(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
     emit({"type": "draft_start", "speculative": speculative})
     if deps.llms is None or not items:
         return {"draft": await quote(state, deps, items), "draft_sources": items}
-    budget = TokenPlan.for_context(config.context_tokens).evidence
-    texts = fit_texts([item["text"] for item in items], budget)
+    plan_tokens = TokenPlan.for_context(config.context_tokens)
+    texts = fit_texts([item["text"] for item in items], plan_tokens.evidence)
     fitted = [item | {"text": text} for item, text in zip(items, texts, strict=False)]
     plan = state.get("plan")
     style = plan["answer_style"] if plan else "normal"
@@ -142,6 +142,7 @@ async def generate(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
         profile=state.get("profile", ""),
         feedback=state.get("feedback", ""),
         persona=deps.persona,
+        history_budget=plan_tokens.history,
     )
 
     def on_token(text: str) -> None:

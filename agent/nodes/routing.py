@@ -142,7 +142,12 @@ async def router(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
     if deps.llms is not None:
         today = deps.clock().astimezone().strftime("%Y-%m-%d (%A)")
         messages = analysis_messages(
-            question, history_of(state), state.get("summary", ""), profile, today
+            question,
+            history_of(state),
+            state.get("summary", ""),
+            profile,
+            today,
+            history_budget=TokenPlan.for_context(deps.config.context_tokens).history,
         )
         fetching = None
         if not is_context_dependent(question, has_history=has_history(state)):
