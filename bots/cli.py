@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 import getpass
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -140,6 +140,16 @@ async def _with_runner(settings: Settings, use: Callable[[Runner], Awaitable[Non
             raise fail(str(exc)) from None
 
 
+def _run(work: Coroutine[Any, Any, None]) -> None:
+    """Run a command's async work; Ctrl-C ends it with a word, not a traceback. The thread
+    keeps every turn that finished (a turn is saved whole or not at all)."""
+    try:
+        asyncio.run(work)
+    except KeyboardInterrupt:
+        err.print("[yellow]Interrupted.[/yellow]")
+        raise typer.Exit(130) from None
+
+
 ThreadOption = Annotated[
     str | None, typer.Option("--thread", help="Continue this conversation (any id you choose).")
 ]
@@ -164,7 +174,7 @@ def ask(
     async def use(runner: Runner) -> None:
         await run_turn(runner.run, turn, out, err, as_json=json_out)
 
-    asyncio.run(_with_runner(settings, use))
+    _run(_with_runner(settings, use))
 
 
 @app.command()
@@ -182,7 +192,7 @@ def chat(
         await terminal_chat(runner.run, turn, out, err)
         warm.cancel()
 
-    asyncio.run(_with_runner(settings, use))
+    _run(_with_runner(settings, use))
 
 
 @app.command()
