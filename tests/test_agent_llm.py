@@ -266,6 +266,17 @@ async def test_a_failing_llm_degrades_to_quoted_answers_with_sources(
     assert not again.cached  # a degraded answer is not kept
 
 
+async def test_a_rate_limited_router_falls_back_to_the_prototypes(
+    sample_kb: KnowledgeBase, tmp_path: Path, fake_llm: FakeOpenAI
+) -> None:
+    fake_llm.reply("Analysis", Reply(status=429))
+    async with agent(sample_kb, tmp_path, llm=fake_llm) as runner:
+        _, hello = await collect(runner, Turn("안녕"))
+    assert hello.route == "smalltalk" and hello.degraded
+    assert any("rate_limited" in note for note in hello.notes)
+    assert "prefetch" not in hello.timings  # a greeting is not searched
+
+
 async def test_a_timeout_and_malformed_json_fall_back_step_by_step(
     sample_kb: KnowledgeBase, tmp_path: Path, fake_llm: FakeOpenAI
 ) -> None:

@@ -150,7 +150,7 @@ async def router(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
             history_budget=TokenPlan.for_context(deps.config.context_tokens).history,
         )
         fetching = None
-        if not is_context_dependent(question, has_history=has_history(state)):
+        if _worth_prefetching(question, has_history(state)):
             fetching = asyncio.create_task(prefetch(state, deps))
         try:
             analysis, usage = await structured(deps.llms.fast, Analysis, messages)
@@ -165,6 +165,18 @@ async def router(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
             update = update | fetched | {"notes": notes}
         return update | {"profile": profile}
     return await _local_route(state, deps) | {"profile": profile}
+
+
+# "안녕", "thanks!", "who are you?" are short; a question for the documents rarely is.
+_PREFETCH_MIN_CHARS = 12
+
+
+def _worth_prefetching(question: str, history: bool) -> bool:
+    """Search the message during the routing call only when it reads like a question of
+    its own: not a greeting (too short) and not a follow-up (it needs the rewrite first)."""
+    return len(question) >= _PREFETCH_MIN_CHARS and not is_context_dependent(
+        question, has_history=history
+    )
 
 
 def _merge_notes(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
