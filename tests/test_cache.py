@@ -425,7 +425,7 @@ def test_catalog_document_versions(tmp_path: Path, kb: KnowledgeBase, ingestor: 
     doc = document_id(str(note.resolve()))
     first = kb.catalog.document_versions([doc, "no-such-doc"])
     digest = hashlib.sha256(body.encode()).hexdigest()
-    assert first == {doc: f"{digest}:{kb.pipeline}"}
+    assert first == {doc: f"{digest}:{kb.pipeline}:public"}
     assert kb.catalog.document_versions([]) == {}
 
     note.write_text(body.replace("seven", "thirty"), encoding="utf-8")
@@ -439,6 +439,10 @@ def test_catalog_document_versions(tmp_path: Path, kb: KnowledgeBase, ingestor: 
     assert cache.lookup("How long are backups kept?", None, SCOPE) is not None
     current = kb.catalog.document_versions
     assert cache.lookup("How long are backups kept?", None, SCOPE, current) is None
+
+    # Moving the document to another scope changes its version too.
+    ingestor.run([note.parent], scope="hr")
+    assert kb.catalog.document_versions([doc])[doc].endswith(":hr")
 
     note.unlink()
     ingestor.run([note.parent], prune=True)

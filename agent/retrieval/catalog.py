@@ -125,16 +125,20 @@ class Catalog:
         return [DocumentRecord(*row) for row in rows]
 
     def document_versions(self, doc_ids: Iterable[str]) -> dict[str, str]:
-        """``doc_id -> "content_hash:pipeline"`` for the given documents that exist.
+        """``doc_id -> "content_hash:pipeline:scope"`` for the given documents that exist.
 
-        The token changes whenever the searchable text could: new content or a new
-        chunking/embedding pipeline. An id absent from the result was deleted.
+        The token changes whenever the searchable text could (new content or a new
+        chunking/embedding pipeline) or who may see it (a new scope: an answer cached for
+        "public" must not outlive the document's move to "hr"). An id absent from the
+        result was deleted.
         """
-        sql = "SELECT doc_id, content_hash, pipeline FROM documents WHERE doc_id IN ({marks})"
+        sql = (
+            "SELECT doc_id, content_hash, pipeline, scope FROM documents WHERE doc_id IN ({marks})"
+        )
         with self._lock:
             return {
-                str(doc_id): f"{content_hash}:{pipeline}"
-                for doc_id, content_hash, pipeline in self._select_in(
+                str(doc_id): f"{content_hash}:{pipeline}:{scope}"
+                for doc_id, content_hash, pipeline, scope in self._select_in(
                     sql, list(dict.fromkeys(doc_ids))
                 )
             }
