@@ -13,10 +13,11 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 
 from rich.console import Console
+from rich.live import Live
 from rich.markdown import Markdown
 
 from adapters.console import final_json, render_final
-from agent.events import Event, Final, Progress, Turn
+from agent.events import Event, Final, Progress, Token, Turn
 
 RunTurn = Callable[[Turn], AsyncIterator[Event]]
 
@@ -36,15 +37,30 @@ async def run_turn(
 ) -> Final:
     """Show one turn: progress lines on stderr (also with --json), then the answer.
 
-    The answer is printed once, from the Final: it is authoritative (a rewritten draft
-    or a fallback replaces what was streamed), and a terminal cannot un-print text.
+    In a terminal the answer is shown as it is written, in a live area that is cleared at
+    the end; the answer is then printed from the Final, which is authoritative (a
+    rewritten draft or a fallback replaces what was streamed).
     """
     final: Final | None = None
-    async for event in run(turn):
-        if isinstance(event, Progress):
-            err.print(f"[dim]· {event.text}[/dim]", highlight=False, soft_wrap=True)
-        elif isinstance(event, Final):
-            final = event
+    live: Live | None = None
+    streamed = ""
+    try:
+        async for event in run(turn):
+            if isinstance(event, Progress):
+                line = f"[dim]· {event.text}[/dim]"
+                # While the live area is up, print above it on the same console.
+                (live.console if live else err).print(line, highlight=False, soft_wrap=True)
+            elif isinstance(event, Token) and not as_json and out.is_terminal:
+                streamed = event.text if event.reset else streamed + event.text
+                if live is None:
+                    live = Live(console=out, transient=True, refresh_per_second=8)
+                    live.start()
+                live.update(Markdown(streamed))
+            elif isinstance(event, Final):
+                final = event
+    finally:
+        if live is not None:
+            live.stop()
     assert final is not None
     if as_json:
         print(final_json(final))
