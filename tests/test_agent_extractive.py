@@ -20,10 +20,13 @@ import pytest
 from agent import replies
 from agent.config import AgentConfig, Features
 from agent.events import Event, Final, Progress, Turn
+from agent.retrieval.embeddings import UniversalSentenceEncoder
 from agent.retrieval.ingest import Ingestor
-from agent.retrieval.knowledge_base import KnowledgeBase
+from agent.retrieval.knowledge_base import KnowledgeBase, collection_name
+from agent.retrieval.vectors import VectorStore
 from agent.runner import Runner
 from tests.agent_support import agent, collect, stages
+from tests.servers import chroma_server
 
 BACKUPS = "Postgres 백업은 며칠 동안 보관되나요?"
 HANDOVER = "When and where is the on-call handover?"
@@ -343,3 +346,23 @@ async def test_overlapping_turns_on_one_thread_run_in_the_order_they_started(
         ("human", HANDOVER),
         ("ai", second.answer),
     ]
+
+
+async def test_a_chroma_server_going_away_degrades_to_keyword_search(
+    tmp_path: Path, embedder: UniversalSentenceEncoder
+) -> None:
+    doc = tmp_path / "docs" / "lunch.md"
+    doc.parent.mkdir()
+    doc.write_text("# Lunch\n\nLunch is served at noon in the third-floor cafeteria.", "utf-8")
+    with chroma_server(tmp_path / "chroma-server") as url:
+        vectors = VectorStore.remote(url, collection_name(embedder.name))
+        kb = KnowledgeBase(tmp_path / "data", embedder, vectors)
+        Ingestor(kb).run([doc.parent])
+    # The server is gone: the answer still comes, from keyword search, and says so.
+    try:
+        async with agent(kb, tmp_path / "memory") as runner:
+            _, final = await collect(runner, Turn("When is lunch served?"))
+    finally:
+        kb.close()
+    assert "noon" in final.answer and final.sources[0].source.endswith("lunch.md")
+    assert any("vector search unavailable" in note for note in final.notes)
