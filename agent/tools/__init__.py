@@ -1,0 +1,35 @@
+"""Small, exact tools: a calculator and the current date and time.
+
+The LLM reaches them through tool calling (:data:`TOOLS`); without an LLM the
+agent spots a calculation or a date question itself (:func:`find_expression`,
+:func:`asks_for_datetime`) and calls the plain functions.
+
+Arithmetic goes through :mod:`ast` with an allow-list of nodes, never
+``eval``: chat text is untrusted, and an LLM's tool arguments are too.
+
+The package is split by job: :mod:`.calculator` (safe evaluation),
+:mod:`.expressions` (finding a calculation in a message), :mod:`.clock` (date and
+time), :mod:`.langchain_tools` (the wrappers the LLM calls) and :mod:`.errors`.
+Everything callers use is re-exported here, so ``from agent.tools import ...``
+works as it did when this was one module.
+"""
+
+from __future__ import annotations
+
+from agent.tools.calculator import MAX_DIGITS, MAX_EXPONENT, MAX_EXPRESSION_CHARS, calculate
+from agent.tools.clock import asks_for_datetime, current_datetime
+from agent.tools.errors import ToolError
+from agent.tools.expressions import find_expression
+from agent.tools.langchain_tools import TOOLS
+
+__all__ = [
+    "MAX_DIGITS",
+    "MAX_EXPONENT",
+    "MAX_EXPRESSION_CHARS",
+    "TOOLS",
+    "ToolError",
+    "asks_for_datetime",
+    "calculate",
+    "current_datetime",
+    "find_expression",
+]
