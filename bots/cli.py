@@ -25,7 +25,7 @@ from agent.runner import Runner
 from bots.bench import bench_app
 from bots.common import err, fail, knowledge_base, search_mode_or_exit, settings_or_exit
 from bots.settings import Settings
-from bots.wiring import open_runner
+from bots.wiring import open_runner, parts_in_use
 
 app = typer.Typer(
     help="teamrag: answers a team's questions from its own documents, with citations.",
@@ -218,6 +218,8 @@ def status() -> None:
             f"data folder: {settings.data_dir}  embedder: {kb.embedder.name}  vectors: {vectors}",
             highlight=False,
         )
+        for line in parts_in_use(settings):
+            out.print(line, highlight=False)
 
 
 def main() -> None:  # pragma: no cover - console script entry

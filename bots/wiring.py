@@ -76,6 +76,26 @@ def build_llms(settings: Settings) -> LLMs | None:
     )
 
 
+def parts_in_use(settings: Settings) -> list[str]:
+    """One line per part of the agent: embedded or external, on or off (for `status`)."""
+    if settings.llm_enabled:
+        where = settings.openai_base_url or "api.openai.com"
+        answers = f"LLM at {where} (fast: {settings.fast_model}, answers: {settings.chat_model})"
+    else:
+        answers = "extractive: quotes with citations, no LLM (set OPENAI_API_KEY to use one)"
+    memory = "SQLite files in the data folder"
+    if settings.database_url:
+        memory = "Postgres (DATABASE_URL)"
+    web = "Tavily-compatible API" if build_web_search(settings) is not None else "off"
+    off = [f.name for f in fields(Features) if not getattr(settings, f.name)]
+    return [
+        f"answers: {answers}",
+        f"thread and user memory: {memory}",
+        f"web search: {web}",
+        f"stages switched off: {', '.join(off) if off else 'none'}",
+    ]
+
+
 def build_web_search(settings: Settings) -> WebSearchProvider | None:
     if not settings.web_search or not settings.web_search_api_key:
         return None

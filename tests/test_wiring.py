@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bots.settings import Settings
-from bots.wiring import agent_config, build_llms
+from bots.wiring import agent_config, build_llms, parts_in_use
 
 
 def test_environment_settings_reach_the_agent_config(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -30,3 +30,16 @@ def test_the_llm_is_used_only_when_an_endpoint_is_set(monkeypatch: pytest.Monkey
     assert llms is not None and llms.fast_name == "gpt-4o-mini" and llms.chat_name == "gpt-4o"
     monkeypatch.setenv("TEAMRAG_LLM", "off")
     assert build_llms(Settings()) is None
+
+
+def test_status_lines_say_which_parts_are_embedded(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "DATABASE_URL", "TAVILY_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("TEAMRAG_RERANK", "false")
+    lines = parts_in_use(Settings())
+    assert lines[0].startswith("answers: extractive") and "SQLite" in lines[1]
+    assert lines[2] == "web search: off" and lines[3] == "stages switched off: rerank"
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:8000/v1")
+    monkeypatch.setenv("DATABASE_URL", "postgresql://postgres@db/teamrag")
+    lines = parts_in_use(Settings())
+    assert "LLM at http://127.0.0.1:8000/v1" in lines[0] and "Postgres" in lines[1]
