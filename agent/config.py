@@ -32,7 +32,10 @@ class AgentConfig:
     cache_threshold: float = 0.9
     cache_ttl_s: float = 24 * 3600.0
     # Routing
-    router_min_confidence: float = 0.5
+    # Below these the route falls back to searching the documents. The LLM's threshold is
+    # seed 004's; the prototype router's confidence is calibrated so 0.5 means unsure.
+    router_min_confidence: float = 0.7
+    prototype_min_confidence: float = 0.5
     # Retrieval: k by complexity (the seed's dynamic k)
     k_simple: int = 4
     k_moderate: int = 6

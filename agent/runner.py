@@ -207,6 +207,12 @@ class Runner:
         if waited > 0.05:
             timings["waited_for_thread"] = round(waited * 1000, 2)
         sources = [to_source(n, item) for n, item in enumerate(values.get("sources") or [], 1)]
+        notes = list(dict.fromkeys(values.get("notes") or []))
+        cached = values.get("cached")
+        if cached:  # say which earlier question this answer was kept for, and how close
+            notes.append(
+                f"answer cache: kept for “{cached['question']}” (similarity {cached['similarity']})"
+            )
         route = values.get("route") or "knowledge"
         if route not in get_args(Route):  # "general" is shown as smalltalk
             route = "smalltalk"
@@ -225,7 +231,7 @@ class Runner:
             ),
             timings=timings,
             thread_id=turn.thread_id,
-            notes=list(dict.fromkeys(values.get("notes") or [])),
+            notes=notes,
         )
 
     def _failure(self, turn: Turn, exc: BaseException, start: float) -> Final:

@@ -95,6 +95,7 @@ async def test_a_question_asked_again_is_served_from_the_cache(
     assert again.llm_calls == 0 and len(fake_llm.calls) == calls
     assert again.answer == first.answer and again.sources == first.sources
     assert stages(events) == ["cache"]
+    assert any(question in note and "similarity 1.0" in note for note in again.notes)
 
 
 async def test_a_follow_up_is_rewritten_with_the_thread_history(

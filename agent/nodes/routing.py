@@ -111,7 +111,7 @@ async def _local_route(state: AgentState, deps: Deps) -> dict[str, Any]:
     guess = await asyncio.to_thread(deps.prototype_router.classify, question)
     route: str = guess.route
     notes: list[str] = []
-    if guess.confidence < deps.config.router_min_confidence and route not in ("knowledge",):
+    if guess.confidence < deps.config.prototype_min_confidence and route != "knowledge":
         notes.append(f"router unsure ({guess.confidence:.2f}); searched the documents")
         route = "knowledge"
     if route == "tools":  # the prototypes say "tools" but no rule found what to compute
