@@ -5,15 +5,13 @@ SQLite is the default: one file that every process of a single machine can share
 Both open eagerly and fail within a few seconds with a `MemoryBackendError` that
 says what went wrong and how to fix it, instead of hanging on the first turn.
 
-``prune_thread`` keeps a thread's stored data bounded: LangGraph saves the full
-message list in every checkpoint, so an unpruned thread grows quadratically.
+``prune_thread`` lives in `agent.memory.pruning` and is re-exported here, where
+the runner and the tests have always imported it from.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import json
 import logging
 import os
 import sqlite3
@@ -33,6 +31,8 @@ from langgraph.store.postgres.aio import AsyncPostgresStore
 from langgraph.store.sqlite.aio import AsyncSqliteStore
 from psycopg.rows import DictRow, dict_row
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
+
+from agent.memory.pruning import prune_thread
 
 __all__ = [
     "CONNECT_TIMEOUT_S",
@@ -56,11 +56,6 @@ _POSTGRES_SCHEMES = ("postgresql", "postgres")
 # Serialises LangGraph's migrations across workers that start together: they are
 # plain CREATE/INSERT statements that race into unique-violation errors otherwise.
 _SETUP_LOCK_KEY = 0x7465616D72616701  # "teamrag" + 1
-# Checkpoints older than this format read their pending sends from their parent.
-_CHECKPOINT_V_SENDS_IN_SELF = 4
-# Metadata keys that mark a thread using a DeltaChannel: its latest value is
-# rebuilt from older checkpoints, which keep-latest pruning would delete.
-_DELTA_MARKERS = ("counters_since_delta_snapshot", "delta_writes_versioned")
 
 _Pool = AsyncConnectionPool[psycopg.AsyncConnection[DictRow]]
 
@@ -141,25 +136,6 @@ async def _stop_batching(store: BaseStore) -> None:
         task.cancel()
         # wait() rather than await: a cancellation of our own still propagates.
         await asyncio.wait({task})
-
-
-async def prune_thread(checkpointer: BaseCheckpointSaver[Any], thread_id: str) -> bool:
-    """Keep only the latest checkpoint of ``thread_id``; False when the saver can't.
-
-    Run it between turns (the runner's per-thread lock held): the state the next
-    turn loads is kept whole, history (time travel, forks) of the thread is lost.
-    A thread whose graph uses a DeltaChannel is never pruned: its latest value is
-    rebuilt from the older checkpoints.
-    """
-    if isinstance(checkpointer, AsyncSqliteSaver):
-        return await _prune_sqlite(checkpointer, thread_id)
-    try:
-        # AsyncPostgresSaver implements keep_latest; the base class raises.
-        await checkpointer.aprune([thread_id], strategy="keep_latest")
-    except NotImplementedError as exc:
-        log.debug("not pruning thread %s with %s: %s", thread_id, type(checkpointer), exc)
-        return False
-    return True
 
 
 # --- Postgres -----------------------------------------------------------------
@@ -321,94 +297,3 @@ async def _sqlite_setup(setup: Awaitable[None], path: Path) -> None:
         await setup
     except (sqlite3.Error, OSError) as exc:
         raise _unwritable(path, exc) from exc
-
-
-async def _prune_sqlite(saver: AsyncSqliteSaver, thread_id: str) -> bool:
-    """keep_latest for the SQLite saver, which implements neither aprune nor
-    adelete_for_runs (only adelete_thread): AsyncPostgresSaver.aprune's rules, in
-    one transaction that holds SQLite's write lock, so no other process's run can
-    commit a checkpoint in between."""
-    await saver.setup()
-    conn = saver.conn
-    async with saver.lock:
-        await conn.execute("BEGIN IMMEDIATE")
-        try:
-            pruned = await _prune_sqlite_rows(saver, thread_id)
-        except BaseException:
-            with contextlib.suppress(sqlite3.Error):
-                await conn.rollback()
-            raise
-        if pruned:
-            await conn.commit()
-        else:
-            await conn.rollback()
-    return pruned
-
-
-async def _prune_sqlite_rows(saver: AsyncSqliteSaver, thread_id: str) -> bool:
-    conn = saver.conn
-    rows = await conn.execute_fetchall(
-        "SELECT checkpoint_ns, checkpoint_id, metadata FROM checkpoints WHERE thread_id = ?",
-        (thread_id,),
-    )
-    heads: dict[str, str] = {}
-    metadata: dict[tuple[str, str], dict[str, Any]] = {}
-    for ns, checkpoint_id, raw in rows:
-        meta = json.loads(raw) if raw else {}
-        if any(marker in meta for marker in _DELTA_MARKERS):
-            log.debug("not pruning thread %s: it uses a DeltaChannel", thread_id)
-            return False
-        metadata[(ns, checkpoint_id)] = meta
-        if checkpoint_id > heads.get(ns, ""):
-            heads[ns] = checkpoint_id
-    root_head = heads.get("")
-    for ns, head in heads.items():
-        # A subgraph call's namespace ends in its task id, so each call leaves a
-        # namespace of its own: once the root has moved past the checkpoint the
-        # call started from, the call is over and none of it is needed.
-        started_from = (metadata[(ns, head)].get("parents") or {}).get("")
-        if ":" in ns and root_head and started_from and started_from < root_head:
-            await conn.execute(
-                "DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ?",
-                (thread_id, ns),
-            )
-            await conn.execute(
-                "DELETE FROM writes WHERE thread_id = ? AND checkpoint_ns = ?", (thread_id, ns)
-            )
-            continue
-        keep_from = await _oldest_needed(saver, thread_id, ns, head)
-        # Checkpoint ids grow with time, so "older than what we keep" is a range;
-        # writes newer than the head belong to a checkpoint still being saved.
-        await conn.execute(
-            "DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? "
-            "AND checkpoint_id < ?",
-            (thread_id, ns, keep_from),
-        )
-        await conn.execute(
-            "DELETE FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id < ?",
-            (thread_id, ns, keep_from),
-        )
-        await conn.execute(
-            "UPDATE checkpoints SET parent_checkpoint_id = NULL WHERE thread_id = ? "
-            "AND checkpoint_ns = ? AND checkpoint_id = ? AND parent_checkpoint_id < ?",
-            (thread_id, ns, keep_from, keep_from),
-        )
-    return True
-
-
-async def _oldest_needed(saver: AsyncSqliteSaver, thread_id: str, ns: str, head: str) -> str:
-    """The head, or its parent when the head predates checkpoint format 4 and so
-    reads its pending sends from the parent's writes."""
-    rows = list(
-        await saver.conn.execute_fetchall(
-            "SELECT type, checkpoint, parent_checkpoint_id FROM checkpoints "
-            "WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
-            (thread_id, ns, head),
-        )
-    )
-    type_, blob, parent = rows[0]
-    if parent and saver.serde.loads_typed((type_, blob)).get("v", 0) < (
-        _CHECKPOINT_V_SENDS_IN_SELF
-    ):
-        return str(parent)
-    return head

@@ -1,94 +1,25 @@
-"""The answer cache: a repeated or reworded question is answered without the LLM.
+"""The default ``AnswerCache`` backend: one SQLite file (WAL) shared by bot processes.
 
-A lookup tries the normalised question text first, then the nearest stored
-question vector in the same scope. An answer is only served while every
-document it cited is at the version it was answered from: a stale answer costs
-a wrong reply, a miss only costs an LLM call, so any doubt drops the entry.
-
-``SqliteAnswerCache`` is the embedded default, one SQLite file that several
-bot processes share; a Redis implementation of ``AnswerCache`` can replace it.
+Apart from the contract (``answer``) so another backend can replace it unseen by callers.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 import threading
 import time
-import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from agent.cache.answer import CachedAnswer, VersionLookup, normalize_question
+from agent.cache.index import Matrix, unit_vector
 from agent.sqlite_tx import immediate
-
-VersionLookup = Callable[[list[str]], dict[str, str]]
-
-# NFKC has already folded the full-width ？ and ！ into ASCII; 。 survives it.
-_TRAILING = "?!.。"
-_SPACES = re.compile(r"\s+")
-
-
-def normalize_question(text: str) -> str:
-    """The exact-match key: NFKC, lowercase, single spaces, no trailing ``?!.。``.
-
-    Deliberately nothing language-aware (no Korean ending or particle folding):
-    the key must be predictable, and rewordings are the semantic lookup's job.
-    """
-    folded = _SPACES.sub(" ", unicodedata.normalize("NFKC", text).lower()).strip()
-    return folded.rstrip(_TRAILING + " ")
-
-
-@dataclass(frozen=True)
-class CachedAnswer:
-    question: str  # the question as first asked
-    answer: str
-    sources: list[dict[str, Any]]  # JSON-able source records as the agent produced them
-    language: str
-    similarity: float  # 1.0 for an exact (normalised text) match
-    created_at: float
-    doc_versions: dict[str, str]  # doc_id -> version token of every cited document when stored
-
-
-class AnswerCache(Protocol):
-    def lookup(
-        self,
-        question: str,
-        vector: npt.NDArray[Any] | None,
-        scope_key: str,
-        current_versions: VersionLookup | None = None,
-    ) -> CachedAnswer | None:
-        """The cached answer for ``question`` in ``scope_key``, or None.
-
-        ``current_versions(doc_ids)`` gives each document's current version token
-        (absent = deleted); entries citing a changed document are dropped, never served.
-        Without ``vector`` only the exact lookup runs.
-        """
-        ...
-
-    def store(
-        self,
-        question: str,
-        vector: npt.NDArray[Any] | None,
-        scope_key: str,
-        answer: str,
-        sources: list[dict[str, Any]],
-        language: str,
-        doc_versions: dict[str, str],
-    ) -> None: ...
-
-    def invalidate_documents(self, doc_ids: Iterable[str]) -> int:
-        """Drop every entry citing one of ``doc_ids``; return how many were dropped."""
-        ...
-
-    def clear(self) -> None: ...
-
 
 _SCHEMA_VERSION = 1
 
@@ -124,55 +55,6 @@ END;
 """
 
 _ROW = "id, question, answer, sources, language, doc_versions, created_at"
-
-
-class _Matrix:
-    """One scope's stored vectors of one dimension, as loaded by this instance.
-
-    Rows only ever get appended (a replaced entry gets a new id), so new entries
-    are picked up with an ``id > max_id`` range query instead of a reload, into
-    buffers that double: a store-then-lookup cycle does not copy the matrix. Rows
-    deleted by anyone stay until they come up as a candidate, are found missing
-    and masked; they cost a little arithmetic meanwhile, and a reload once the
-    matrix has doubled since the last full load bounds them.
-    """
-
-    def __init__(self, dim: int) -> None:
-        self.size = 0
-        self.loaded = 0  # rows at the last full load
-        self.max_id = -1
-        self._ids = np.zeros(0, dtype=np.int64)
-        self._rows = np.zeros((0, dim), dtype=np.float32)
-        self._dead = np.zeros(0, dtype=np.bool_)
-
-    @property
-    def ids(self) -> npt.NDArray[np.int64]:
-        return self._ids[: self.size]
-
-    @property
-    def rows(self) -> npt.NDArray[np.float32]:
-        return self._rows[: self.size]
-
-    @property
-    def dead(self) -> npt.NDArray[np.bool_]:
-        return self._dead[: self.size]
-
-    def append(self, ids: npt.NDArray[np.int64], rows: npt.NDArray[np.float32]) -> None:
-        end = self.size + len(ids)
-        if end > len(self._ids):
-            capacity = max(end, 2 * len(self._ids), 64)
-            self._ids = _grown(self._ids, self.size, capacity)
-            self._rows = _grown(self._rows, self.size, capacity)
-            self._dead = _grown(self._dead, self.size, capacity)
-        self._ids[self.size : end] = ids
-        self._rows[self.size : end] = rows
-        self._dead[self.size : end] = False
-        self.size = end
-        if len(ids):
-            self.max_id = int(ids[-1])
-
-    def mark_dead(self, entry_ids: list[int]) -> None:
-        self._dead[: self.size] |= np.isin(self.ids, entry_ids)
 
 
 class SqliteAnswerCache:
@@ -214,7 +96,7 @@ class SqliteAnswerCache:
                 self._db.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
             for statement in _split_script(_SCHEMA):
                 self._db.execute(statement)
-        self._matrices: dict[tuple[str, int], _Matrix] = {}
+        self._matrices: dict[tuple[str, int], Matrix] = {}
 
     def close(self) -> None:
         with self._lock:
@@ -239,7 +121,7 @@ class SqliteAnswerCache:
                 hit = self._validate(row, 1.0, scope_key, current_versions)
                 if hit is not None:
                     return hit
-        query = _unit(vector)
+        query = unit_vector(vector)
         if query is None:
             return None
         for entry_id, score in self._candidates(scope_key, query):
@@ -271,7 +153,7 @@ class SqliteAnswerCache:
         # Serialise before the transaction: a non-JSON source is the caller's bug.
         sources_json = json.dumps(sources, ensure_ascii=False)
         versions_json = json.dumps(doc_versions, ensure_ascii=False)
-        unit = _unit(vector)
+        unit = unit_vector(vector)
         blob = None if unit is None else unit.tobytes()
         dim = 0 if unit is None else unit.shape[0]
         now = self._clock()
@@ -371,7 +253,7 @@ class SqliteAnswerCache:
             best = above[np.argsort(-scores[above], kind="stable")]
             return [(int(matrix.ids[i]), float(scores[i])) for i in best]
 
-    def _refresh(self, scope_key: str, dim: int) -> _Matrix:
+    def _refresh(self, scope_key: str, dim: int) -> Matrix:
         """The scope's matrix with every entry stored since the last call appended.
 
         The caller holds the lock. The range query runs on every lookup: on the
@@ -382,7 +264,7 @@ class SqliteAnswerCache:
         fresh = matrix is None or matrix.size > 2 * matrix.loaded + 64
         if fresh or matrix is None:
             # New, or mostly rows of entries that may be long gone: load afresh.
-            matrix = _Matrix(dim)
+            matrix = Matrix(dim)
             self._matrices[key] = matrix
         rows = self._db.execute(
             "SELECT id, vector FROM entries WHERE scope_key = ? AND dim = ? AND id > ? ORDER BY id",
@@ -402,28 +284,6 @@ class SqliteAnswerCache:
             for (scope, _), matrix in self._matrices.items():
                 if scope == scope_key:
                     matrix.mark_dead(entry_ids)
-
-
-def _unit(vector: npt.NDArray[Any] | None) -> npt.NDArray[np.float32] | None:
-    """``vector`` as a flat unit-length float32 row, or None if absent or all zero.
-
-    Embedders already normalise; doing it again keeps a dot product a cosine for
-    any caller, and accepts both the (dim,) and the (1, dim) shape.
-    """
-    if vector is None:
-        return None
-    flat = np.asarray(vector, dtype=np.float32).reshape(-1)
-    norm = float(np.linalg.norm(flat))
-    if flat.size == 0 or not np.isfinite(norm) or norm == 0.0:
-        return None
-    unit: npt.NDArray[np.float32] = (flat / norm).astype(np.float32)
-    return unit
-
-
-def _grown(array: npt.NDArray[Any], size: int, capacity: int) -> npt.NDArray[Any]:
-    grown: npt.NDArray[Any] = np.empty((capacity, *array.shape[1:]), dtype=array.dtype)
-    grown[:size] = array[:size]
-    return grown
 
 
 def _split_script(script: str) -> list[str]:
