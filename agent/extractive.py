@@ -77,6 +77,7 @@ def extractive_answer(
     max_sources: int = 3,
     sentences_per_source: int = 2,
     consider: int = 6,
+    intro: str | None = None,
 ) -> ExtractiveAnswer:
     """Quote the best sentences of the top hits.
 
@@ -107,7 +108,7 @@ def extractive_answer(
     candidates.sort(key=lambda c: c[2][0][0], reverse=True)
     candidates = candidates[:max_sources]
     top = max(scored[0][0] for _, _, scored in candidates)
-    lines = [text["intro"], ""]
+    lines = [intro or text["intro"], ""]
     citations: list[Citation] = []
     quoted: set[str] = set()  # overlapping chunks (neighbour context) share sentences
     for hit, sentences, scored in candidates:

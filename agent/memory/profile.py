@@ -34,6 +34,7 @@ __all__ = [
     "FactKind",
     "extract_facts_locally",
     "forget",
+    "kind_named",
     "recall",
     "remember",
     "render_profile",
@@ -204,7 +205,18 @@ _KIND_WORDS: Final[dict[str, frozenset[str]]] = {
         {"product", "products", "project", "projects", "제품", "프로덕트", "프로젝트", "담당"}
     ),
     "preference": frozenset(
-        {"preference", "preferences", "prefs", "settings", "선호", "설정", "취향"}
+        {
+            "preference",
+            "preferences",
+            "prefer",
+            "prefs",
+            "settings",
+            "style",
+            "선호",
+            "설정",
+            "취향",
+            "방식",
+        }
     ),
     "other": frozenset({"other", "others", "기타"}),
 }
@@ -215,6 +227,19 @@ _FILLER_WORDS: Final = frozenset(
     "my the a an about me i that info information 내 제 저 나 정보 내용 것 거".split()
 )
 _KO_PARTICLE = re.compile(r"(?<=[가-힣])(?:에서|으로|은|는|이|가|을|를|에|로|와|과|도)$")
+
+
+def kind_named(request: str) -> str | None:
+    """The kind of fact a "forget ..." request names ("forget my team" -> "team"), or
+    None when it names none or asks for everything. Substring match: Korean attaches
+    particles and endings ("선호하는 답변 방식") to the words that name the kind."""
+    if _about_words(request) & _ALL_WORDS:
+        return None
+    text = _normalise(request)
+    for kind, words in _KIND_WORDS.items():
+        if any(word in text for word in words):
+            return kind
+    return None
 
 
 def _about_words(about: str) -> set[str]:

@@ -10,6 +10,7 @@ sources. ``output_guard`` catches empty or apology-only answers.
 from __future__ import annotations
 
 import asyncio
+import functools
 import re
 from typing import Any
 
@@ -21,12 +22,11 @@ from agent.extractive import extractive_answer
 from agent.guards import check_output
 from agent.llm import LLMError, stream_text, structured
 from agent.memory.budget import TokenPlan, fit_texts
-from agent.nodes.common import RAG_ROUTES, degraded, llm_used, question_of, timed
+from agent.nodes.common import RAG_ROUTES, degraded, hit_of, llm_used, question_of, timed
 from agent.nodes.judging import candidates
 from agent.nodes.routing import history_of
 from agent.progress import emit, report
 from agent.prompts import answer_messages, verdict_messages
-from agent.retrieval.types import Chunk, SearchHit
 from agent.schemas import Verdict
 from agent.state import AgentState, Check, PoolItem
 
@@ -63,21 +63,6 @@ def renumber(answer: str, items: list[PoolItem]) -> tuple[str, list[PoolItem]]:
     return _CITATION.sub(replace, answer), [items[n - 1] for n in order]
 
 
-def _hit(item: PoolItem) -> SearchHit:
-    chunk = Chunk(
-        chunk_id=item["id"],
-        doc_id=item["doc_id"],
-        seq=0,
-        text=item["text"],
-        source=item["source"],
-        title=item["title"],
-        page=item["page"],
-        heading=item["heading"],
-        link=item["link"],
-    )
-    return SearchHit(chunk, item["score"])
-
-
 # Below this sufficiency the passages are only the nearest text, not an answer: say so.
 NOT_COVERED = 0.35
 
@@ -87,21 +72,14 @@ async def quote(state: AgentState, deps: Deps, items: list[PoolItem]) -> str:
     if not items:
         return replies.text("nothing_found", state["language"])
     review = state.get("review")
-    if review is not None and review["score"] < NOT_COVERED:
-        quoted = await _quote(state, deps, items)
-        return f"{replies.text('not_covered', state['language'])}\n\n{_body(quoted)}"
-    return await _quote(state, deps, items)
-
-
-def _body(extractive: str) -> str:
-    """The quotes without the extractive answer's own first line ("Here is what...")."""
-    return extractive.split("\n\n", 1)[-1]
-
-
-async def _quote(state: AgentState, deps: Deps, items: list[PoolItem]) -> str:
-    hits = [_hit(item) for item in items]
+    uncovered = review is not None and review["score"] < NOT_COVERED
+    intro = replies.text("not_covered", state["language"]) if uncovered else None
+    hits = [hit_of(item) for item in items]
     answer = await asyncio.to_thread(
-        extractive_answer, question_of(state), hits, deps.kb.embedder
+        functools.partial(extractive_answer, intro=intro),
+        question_of(state),
+        hits,
+        deps.kb.embedder,
     )
     # The extractive citations are numbered among the quoted passages; map them to ``items``.
     positions = {(c.source, c.locator): c.number for c in answer.citations}

@@ -10,7 +10,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from agent.deps import Deps
-from agent.retrieval.types import SearchHit
+from agent.retrieval.types import Chunk, SearchHit
 from agent.state import AgentState, PoolItem
 
 # Routes answered from retrieved evidence (the others answer directly).
@@ -62,6 +62,22 @@ def pool_item(hit: SearchHit, found_by: str) -> PoolItem:
         kind="document",
         found_by=found_by,
     )
+
+
+def hit_of(item: PoolItem) -> SearchHit:
+    """The inverse of :func:`pool_item`, for the extractive answer, which reads hits."""
+    chunk = Chunk(
+        chunk_id=item["id"],
+        doc_id=item["doc_id"],
+        seq=0,
+        text=item["text"],
+        source=item["source"],
+        title=item["title"],
+        page=item["page"],
+        heading=item["heading"],
+        link=item["link"],
+    )
+    return SearchHit(chunk, item["score"])
 
 
 def question_of(state: AgentState) -> str:

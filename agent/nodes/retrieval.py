@@ -79,8 +79,10 @@ def _normalise(plan: Plan, question: str, config_max_sub: int, max_variations: i
         for s in sorted(subs, key=lambda s: (s["priority"], s["id"]))
     ]
     variations: list[str] = []
+    seen: set[str] = set()
     for v in [question, *plan["variations"]]:
-        if v.strip() and v.strip().lower() not in {x.lower() for x in variations}:
+        if v.strip() and v.strip().lower() not in seen:
+            seen.add(v.strip().lower())
             variations.append(v.strip())
     return Plan(
         normalized=plan["normalized"] or question,
@@ -143,7 +145,8 @@ def wave_tasks(state: AgentState, deps: Deps) -> list[Send]:
     plan = plan_of(state)
     wave = state.get("wave", 0)
     searched = {q.strip().lower() for q in state.get("searched", [])}
-    subs = [s for s in plan["sub_questions"] if levels(plan["sub_questions"])[s["id"]] == wave]
+    level = levels(plan["sub_questions"])
+    subs = [s for s in plan["sub_questions"] if level[s["id"]] == wave]
     sends = []
     for sub in subs:
         if not sub["depends_on"] and sub["question"].strip().lower() in searched:

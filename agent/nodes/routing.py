@@ -20,7 +20,15 @@ from agent.deps import Deps
 from agent.intent import is_context_dependent, memory_command
 from agent.llm import LLMError, invoke_with_tools, structured
 from agent.memory.budget import TokenPlan
-from agent.memory.profile import Fact, forget, recall, render_profile, user_namespace
+from agent.memory.profile import (
+    Fact,
+    extract_facts_locally,
+    forget,
+    kind_named,
+    recall,
+    render_profile,
+    user_namespace,
+)
 from agent.nodes.common import RAG_ROUTES, degraded, llm_used, timed
 from agent.nodes.entry import has_history
 from agent.nodes.retrieval import prefetch
@@ -57,29 +65,36 @@ async def _profile(state: AgentState, runtime: Runtime[Deps]) -> str:
     return render_profile(facts, budget, state["language"])
 
 
-def _plan_from(analysis: Analysis, max_sub: int, max_variations: int) -> Plan:
-    subs = [
-        SubQuestion(id=s.id, question=s.question, priority=s.priority, depends_on=s.depends_on)
-        for s in analysis.sub_questions[:max_sub]
-        if s.question.strip()
-    ]
+def _plan_from(analysis: Analysis) -> Plan:
+    """The model's plan as it came; the planner node bounds and cleans every plan."""
     return Plan(
         normalized=analysis.standalone_question,
-        sub_questions=subs,
-        variations=[v for v in analysis.variations if v.strip()][:max_variations],
+        sub_questions=[
+            SubQuestion(id=s.id, question=s.question, priority=s.priority, depends_on=s.depends_on)
+            for s in analysis.sub_questions
+        ],
+        variations=list(analysis.variations),
         answer_style=analysis.answer_style,
         filters=analysis.filters.model_dump(exclude_none=True),
     )
 
 
+def _unsure(
+    route: str, confidence: float, threshold: float, keep: tuple[str, ...] = ()
+) -> tuple[str, list[str]]:
+    """Seed 004's safe fallback: an unsure classification searches the documents
+    (except for the routes in ``keep``, which the caller trusts whatever the score)."""
+    if confidence < threshold and route != "knowledge" and route not in keep:
+        return "knowledge", [f"router unsure ({confidence:.2f}); searched the documents"]
+    return route, []
+
+
 def _from_analysis(analysis: Analysis, state: AgentState, deps: Deps) -> dict[str, Any]:
     config = deps.config
     question = state["question"]
-    route: str = analysis.route
-    notes: list[str] = []
-    if analysis.confidence < config.router_min_confidence and route not in ("tools", "memory"):
-        notes.append(f"router unsure ({analysis.confidence:.2f}); searched the documents")
-        route = "knowledge"
+    route, notes = _unsure(
+        analysis.route, analysis.confidence, config.router_min_confidence, ("tools", "memory")
+    )
     if route in ("smalltalk", "general") and not analysis.reply.strip():
         route = "knowledge"
     standalone = analysis.standalone_question.strip() or question
@@ -92,7 +107,7 @@ def _from_analysis(analysis: Analysis, state: AgentState, deps: Deps) -> dict[st
         "needs_history": analysis.needs_history and has_history(state),
         "standalone": standalone,
         "reply": analysis.reply.strip(),
-        "plan": _plan_from(analysis, config.max_subquestions, config.max_variations),
+        "plan": _plan_from(analysis),
         "user_facts": [f.model_dump() for f in analysis.user_facts],
         "notes": notes,
     }
@@ -100,8 +115,6 @@ def _from_analysis(analysis: Analysis, state: AgentState, deps: Deps) -> dict[st
 
 async def _local_route(state: AgentState, deps: Deps) -> dict[str, Any]:
     """Routing without an LLM: text rules for tools, then embedding prototypes."""
-    from agent.memory.profile import extract_facts_locally
-
     question = state["question"]
     facts = [{"kind": f.kind, "text": f.text} for f in extract_facts_locally(question)]
     needs_history = is_context_dependent(question, has_history=has_history(state))
@@ -109,11 +122,7 @@ async def _local_route(state: AgentState, deps: Deps) -> dict[str, Any]:
     if find_expression(question) or asks_for_datetime(question):
         return base | {"route": "tools", "route_confidence": 1.0, "complexity": "simple"}
     guess = await asyncio.to_thread(deps.prototype_router.classify, question)
-    route: str = guess.route
-    notes: list[str] = []
-    if guess.confidence < deps.config.prototype_min_confidence and route != "knowledge":
-        notes.append(f"router unsure ({guess.confidence:.2f}); searched the documents")
-        route = "knowledge"
+    route, notes = _unsure(guess.route, guess.confidence, deps.config.prototype_min_confidence)
     if route == "tools":  # the prototypes say "tools" but no rule found what to compute
         route = "knowledge"
     if route == "smalltalk" and not needs_history:
@@ -260,7 +269,7 @@ async def memory_node(state: AgentState, runtime: Runtime[Deps]) -> dict[str, An
         return {"answer": replies.text("memory_off", language), "grounded": True}
     namespace = user_namespace(state["turn"]["workspace"], state["turn"]["user"])
     if memory_command(state["question"]) == "forget":
-        removed = await forget(runtime.store, namespace, _forget_target(state["question"]))
+        removed = await forget(runtime.store, namespace, kind_named(state["question"]))
         return {"answer": replies.text("memory_forgot", language, n=removed), "grounded": True}
     stated = remembered_facts(state)
     if stated:  # "remember that I'm on the payments team": finalize stores it
@@ -271,22 +280,6 @@ async def memory_node(state: AgentState, runtime: Runtime[Deps]) -> dict[str, An
         return {"answer": replies.text("memory_empty", language), "grounded": True}
     lines = [replies.text("memory_list", language), *(f"- {f.text}" for f in facts)]
     return {"answer": "\n".join(lines), "grounded": True}
-
-
-_KINDS = {
-    "team": ("team", "팀"),
-    "role": ("role", "역할", "직무", "job"),
-    "product": ("product", "제품", "서비스"),
-    "preference": ("prefer", "선호", "답변 방식", "style"),
-}
-
-
-def _forget_target(text: str) -> str | None:
-    lowered = text.lower()
-    for kind, words in _KINDS.items():
-        if any(word in lowered for word in words):
-            return kind
-    return None
 
 
 def remembered_facts(state: AgentState) -> list[Fact]:
