@@ -16,6 +16,7 @@ import numpy.typing as npt
 import pytest
 
 from agent.cache import AnswerCache, CachedAnswer, SqliteAnswerCache, normalize_question
+from agent.nodes.entry import same_subject
 from agent.retrieval.embeddings import UniversalSentenceEncoder
 from agent.retrieval.ingest import Ingestor, document_id
 from agent.retrieval.knowledge_base import KnowledgeBase
@@ -447,3 +448,33 @@ def test_catalog_document_versions(tmp_path: Path, kb: KnowledgeBase, ingestor: 
     note.unlink()
     ingestor.run([note.parent], prune=True)
     assert kb.catalog.document_versions([doc]) == {}
+
+
+def test_a_vetoed_semantic_match_falls_through_to_the_next(cache: SqliteAnswerCache) -> None:
+    store(cache, "connect to the VPN", vec(0.99), answer="wrong question")
+    store(cache, "how to connect to the VPN", vec(0.95), answer="right question")
+
+    def agrees(question: str, cached: str) -> bool:
+        return cached.startswith("how")
+
+    hit = cache.lookup("how do I connect to the VPN", vec(1.0), SCOPE, agrees=agrees)
+    assert hit is not None and hit.answer == "right question"
+    assert cache.lookup("anything", vec(1.0), SCOPE, agrees=lambda q, c: False) is None
+    # A veto only skips: the vetoed entry is still there for other questions.
+    assert cache.lookup("connect to the VPN", vec(1.0), SCOPE).answer == "wrong question"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("question", "cached", "same"),
+    [
+        ("How do I connect to the VPN?", "How do I disconnect from the VPN?", False),
+        ("프로덕션 DB 백업은 며칠 보관하나요?", "스테이징 DB 백업은 며칠 보관하나요?", False),
+        ("How long are Postgres backups retained?", "How long are MySQL backups retained?", False),
+        ("백업은 며칠 보관하나요?", "백업은 며칠 동안 보관하나요?", True),
+        ("휴가 신청은 어떻게 하나요?", "휴가 신청 어떻게 해요?", True),
+    ],
+)
+def test_the_agent_vetoes_semantic_hits_with_a_swapped_term(
+    question: str, cached: str, same: bool
+) -> None:
+    assert same_subject(question, cached) is same

@@ -13,12 +13,19 @@ This package re-exports the public names so callers keep importing from
 matrix, ``sqlite`` the default backend.
 """
 
-from agent.cache.answer import AnswerCache, CachedAnswer, VersionLookup, normalize_question
+from agent.cache.answer import (
+    AnswerCache,
+    CachedAnswer,
+    SameQuestion,
+    VersionLookup,
+    normalize_question,
+)
 from agent.cache.sqlite import SqliteAnswerCache
 
 __all__ = [
     "AnswerCache",
     "CachedAnswer",
+    "SameQuestion",
     "SqliteAnswerCache",
     "VersionLookup",
     "normalize_question",

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 import numpy.typing as npt
 
+SameQuestion = Callable[[str, str], bool]
 VersionLookup = Callable[[list[str]], dict[str, str]]
 
 # NFKC has already folded the full-width ？ and ！ into ASCII; 。 survives it.
@@ -50,12 +51,14 @@ class AnswerCache(Protocol):
         vector: npt.NDArray[Any] | None,
         scope_key: str,
         current_versions: VersionLookup | None = None,
+        agrees: SameQuestion | None = None,
     ) -> CachedAnswer | None:
         """The cached answer for ``question`` in ``scope_key``, or None.
 
         ``current_versions(doc_ids)`` gives each document's current version token
         (absent = deleted); entries citing a changed document are dropped, never served.
-        Without ``vector`` only the exact lookup runs.
+        ``agrees(question, cached_question)`` may veto a semantic match (the next
+        candidate is tried). Without ``vector`` only the exact lookup runs.
         """
         ...
 

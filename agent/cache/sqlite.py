@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from agent.cache.answer import CachedAnswer, VersionLookup, normalize_question
+from agent.cache.answer import CachedAnswer, SameQuestion, VersionLookup, normalize_question
 from agent.cache.index import Matrix, unit_vector
 from agent.sqlite_tx import immediate
 
@@ -109,6 +109,7 @@ class SqliteAnswerCache:
         vector: npt.NDArray[Any] | None,
         scope_key: str,
         current_versions: VersionLookup | None = None,
+        agrees: SameQuestion | None = None,
     ) -> CachedAnswer | None:
         norm = normalize_question(question)
         if norm:
@@ -132,6 +133,8 @@ class SqliteAnswerCache:
             if row is None:
                 self._forget(scope_key, [entry_id])
                 continue
+            if agrees is not None and not agrees(question, str(row[1])):
+                continue  # close in meaning, yet another question: try the next one
             hit = self._validate(row, min(score, 1.0), scope_key, current_versions)
             if hit is not None:
                 return hit

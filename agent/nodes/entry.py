@@ -81,13 +81,15 @@ async def cache_lookup(state: AgentState, runtime: Runtime[Deps]) -> dict[str, A
 
     def lookup() -> Any:
         vector = deps.kb.embedder.embed_query(question)
-        return cache.lookup(question, vector, scope_key(state), catalog.document_versions)
+        return cache.lookup(
+            question, vector, scope_key(state), catalog.document_versions, same_subject
+        )
 
     try:
         hit = await asyncio.to_thread(lookup)
     except Exception as exc:  # a broken cache costs a cache miss, never the answer
         return {"notes": [f"answer cache unavailable ({type(exc).__name__}: {exc})"]}
-    if hit is None or not same_subject(question, hit.question):
+    if hit is None:
         return {}
     report("cache", state["language"])
     return {
