@@ -21,7 +21,7 @@ from agent.config import AgentConfig
 from agent.deps import Deps
 from agent.llm import LLMError, structured
 from agent.nodes.common import degraded, llm_used, question_of, timed
-from agent.nodes.retrieval import loop_tasks
+from agent.nodes.retrieval import loop_tasks, web_available
 from agent.progress import emit, report
 from agent.prompts import review_messages
 from agent.retrieval.embeddings import Embedder
@@ -121,27 +121,26 @@ async def judge(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
     items = candidates(state)
     report("judge", state["language"])
     update: dict[str, Any] = {}
+    reviewed: LocalReview | None = None
     if deps.llms is not None and items:
         try:
             messages = review_messages(question, items)
             out, usage = await structured(deps.llms.fast, ReviewOut, messages)
             numbers = [n for n in dict.fromkeys(out.ranking) if 0 < n <= len(items)]
-            ranking = [items[n - 1]["id"] for n in numbers]
-            useful = len(ranking)
-            ranking += [i["id"] for i in items if i["id"] not in ranking]  # keep the rest behind
-            score, missing = max(0.0, min(1.0, out.sufficiency)), out.missing_aspects
+            ranked = [items[n - 1]["id"] for n in numbers]
+            rest = [i["id"] for i in items if i["id"] not in ranked]  # kept behind the ranked
+            score = max(0.0, min(1.0, out.sufficiency))
+            reviewed = (ranked + rest, score, out.missing_aspects, len(ranked))
             update |= llm_used(usage)
         except LLMError as exc:
-            local = await asyncio.to_thread(local_review, question, items, deps.kb.embedder)
-            ranking, score, missing, useful = local
             update |= degraded(exc.kind)
-    else:
-        local = await asyncio.to_thread(local_review, question, items, deps.kb.embedder)
-        ranking, score, missing, useful = local
+    if reviewed is None:  # no LLM, or it failed: the stand-in
+        reviewed = await asyncio.to_thread(local_review, question, items, deps.kb.embedder)
+    ranking, score, missing, useful = reviewed
     if not config.features.rerank:
         ranking = [i["id"] for i in items]
     iteration = state.get("iteration", 0)
-    can_web = deps.web is not None and config.features.web_search and not state.get("web_searched")
+    can_web = web_available(state, deps)
     history = state.get("score_history", [])
     decision = decide((score, missing, useful), iteration, history, config, can_web=can_web)
     if state.get("speculating"):

@@ -283,11 +283,18 @@ async def run_task(task: RetrieveTask, kb: KnowledgeBase, name: str) -> dict[str
 Next = Literal["wave", "web", "evaluate"]
 
 
+def web_available(state: AgentState, deps: Deps) -> bool:
+    """A provider is configured and switched on, and this turn has not searched the web."""
+    return (
+        deps.web is not None and deps.config.features.web_search and not state.get("web_searched")
+    )
+
+
 def _next_step(state: AgentState, deps: Deps, wave: int) -> Next:
     plan = plan_of(state)
     if any(level == wave for level in levels(plan["sub_questions"]).values()):
         return "wave"
-    if deps.web is None or not deps.config.features.web_search or state.get("web_searched"):
+    if not web_available(state, deps):
         return "evaluate"
     documents = [i for i in state.get("pool", []) if i["kind"] == "document"]
     if state.get("route") == "current_events":
@@ -304,9 +311,7 @@ async def collect(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
     if step != "wave":
         report("found", state["language"], n=len(state.get("pool", [])))
     llm_judge = deps.llms is not None and _judge_enabled(deps)
-    speculating = (
-        step == "evaluate" and llm_judge and deps.config.features.speculative_generation
-    )
+    speculating = step == "evaluate" and llm_judge and deps.config.features.speculative_generation
     return {"wave": wave, "next_step": step, "speculating": speculating}
 
 
