@@ -130,5 +130,6 @@ async def open_runner(settings: Settings, kb: KnowledgeBase) -> AsyncIterator[Ru
             locks = None if settings.database_url else FileThreadLocks(settings.data_dir / "locks")
             yield Runner(build_graph(checkpointer, store), deps, locks=locks)
     finally:
+        cache.close()
         if isinstance(web, TavilySearch):
             await web.aclose()
