@@ -35,6 +35,14 @@ from tests.fakes.web_search import FakeWebSearch
 BACKUPS = "Postgres 백업은 며칠 동안 보관되나요?"
 
 
+def _answer_everything(fake: FakeOpenAI) -> None:
+    """The happy path: a knowledge route, enough evidence, one cited answer, a pass."""
+    fake.reply("Analysis", analysis())
+    fake.reply("Review", review(0.9))
+    fake.reply("text", "Backups are kept for 35 days [1].")
+    fake.reply("Verdict", verdict(True))
+
+
 async def test_knowledge_answer_with_every_check_takes_three_round_trips(
     sample_kb: KnowledgeBase, tmp_path: Path, fake_llm: FakeOpenAI
 ) -> None:
@@ -82,10 +90,7 @@ async def test_smalltalk_is_one_call_and_blocked_input_none(
 async def test_a_question_asked_again_is_served_from_the_cache(
     sample_kb: KnowledgeBase, tmp_path: Path, fake_llm: FakeOpenAI
 ) -> None:
-    fake_llm.reply("Analysis", analysis())
-    fake_llm.reply("Review", review(0.9))
-    fake_llm.reply("text", "Postgres backups are kept for 35 days [1].")
-    fake_llm.reply("Verdict", verdict(True))
+    _answer_everything(fake_llm)
     question = "How long are Postgres backups kept?"
     async with agent(sample_kb, tmp_path, llm=fake_llm) as runner:
         _, first = await collect(runner, Turn(question, thread_root="a"))
@@ -93,6 +98,7 @@ async def test_a_question_asked_again_is_served_from_the_cache(
         events, again = await collect(runner, Turn(question + " ", thread_root="b"))
     assert not first.cached and again.cached and again.route == "cached"
     assert again.llm_calls == 0 and len(fake_llm.calls) == calls
+    assert not first.degraded and first.llm_calls == 4
     assert again.answer == first.answer and again.sources == first.sources
     assert stages(events) == ["cache"]
     assert any(question in note and "similarity 1.0" in note for note in again.notes)
@@ -371,13 +377,6 @@ async def test_user_facts_are_remembered_across_threads_and_forgotten(
     assert "1" in forgot.answer and "결제팀" not in after.answer
 
 
-def _answer_everything(fake: FakeOpenAI) -> None:
-    fake.reply("Analysis", lambda body: Reply(content=analysis()))
-    fake.reply("Review", review(0.9))
-    fake.reply("text", "Backups are kept for 35 days [1].")
-    fake.reply("Verdict", verdict(True))
-
-
 async def test_two_overlapping_turns_in_one_thread_are_answered_in_order(
     sample_kb: KnowledgeBase, tmp_path: Path, fake_llm: FakeOpenAI
 ) -> None:
@@ -447,6 +446,7 @@ async def test_with_every_optional_stage_off_the_graph_still_answers(
         _, final = await collect(r, Turn("How long are Postgres backups kept?"))
         _, again = await collect(r, Turn("How long are Postgres backups kept?", thread_root="2"))
     assert final.answer == "Backups are kept for 35 days [1]." and final.sources
+    assert not final.degraded
     assert fake_llm.calls_by_task() == {"Analysis": 2, "text": 2}
     assert not again.cached
 
