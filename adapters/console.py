@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 from rich.console import Console
 from rich.markdown import Markdown
 from rich.table import Table
 
+from adapters.chat.feedback import FeedbackEntry
 from agent.events import Final, Source
 from agent.retrieval.ingest import IngestReport, Status
 from agent.retrieval.types import SearchHit
@@ -62,6 +64,46 @@ def status_line(final: Final) -> str:
 
 def final_json(final: Final) -> str:
     return json.dumps(final.to_dict(), ensure_ascii=False)
+
+
+def feedback_json(entry: FeedbackEntry) -> str:
+    record = entry.answer
+    return json.dumps(
+        {
+            "rating": entry.rating,
+            "voter": entry.voter,
+            "voted_at": entry.voted_at,
+            "platform": record.platform,
+            "channel": record.channel,
+            "thread_id": record.thread_id,
+            "asked_by": record.user,
+            "question": record.question,
+            "answer": record.answer,
+            "route": record.route,
+            "sources": record.sources,
+        },
+        ensure_ascii=False,
+    )
+
+
+def render_feedback(console: Console, entries: list[FeedbackEntry]) -> None:
+    if not entries:
+        console.print("No feedback of that kind yet. / 해당하는 피드백이 아직 없습니다.")
+        return
+    for entry in entries:
+        record = entry.answer
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(entry.voted_at))
+        mark = "[red]👎[/red]" if entry.rating == "down" else "[green]👍[/green]"
+        console.print(
+            f"{mark} [bold]{when}[/bold] · {record.platform} {record.channel} · "
+            f"voter {entry.voter} · asked by {record.user} · {record.route}",
+            highlight=False,
+        )
+        console.print(f"[bold]Q:[/bold] {record.question}", highlight=False, markup=False)
+        console.print(f"A: {record.answer}", highlight=False, markup=False)
+        for source in entry.source_list():
+            console.print("   " + citation_line(source), highlight=False, markup=False)
+        console.print()
 
 
 def hit_dict(hit: SearchHit) -> dict[str, object]:

@@ -1,4 +1,5 @@
-"""The ``teamrag`` command line: ingest, search, ask, status and benchmarks."""
+"""The ``teamrag`` command line: ingest, search, ask, chat, the bots, feedback, status and
+benchmarks."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import getpass
 import sys
 from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import typer
 from rich.console import Console
@@ -15,17 +16,20 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from adapters import console as view
+from adapters.chat.channels import ChannelRulesError
+from adapters.chat.feedback import Rating
+from adapters.chat.services import ChatServices
 from adapters.terminal import chat as terminal_chat
 from adapters.terminal import new_thread_id, run_turn
 from agent.events import Turn
 from agent.memory.backends import MemoryBackendError
 from agent.retrieval.ingest import Ingestor, validate_scope
-from agent.retrieval.knowledge_base import SearchOptions
+from agent.retrieval.knowledge_base import KnowledgeBase, SearchOptions
 from agent.runner import Runner
 from bots.bench import bench_app
 from bots.common import err, fail, knowledge_base, search_mode_or_exit, settings_or_exit
-from bots.settings import Settings
-from bots.wiring import open_runner, parts_in_use
+from bots.settings import BotConfigError, Settings
+from bots.wiring import feedback_store, open_chat_services, open_runner, parts_in_use
 
 app = typer.Typer(
     help="teamrag: answers a team's questions from its own documents, with citations.",
@@ -125,18 +129,34 @@ def _turn(text: str, thread: str | None, user: str | None, scope: list[str] | No
     )
 
 
+def _warn_if_empty(settings: Settings, kb: KnowledgeBase) -> None:
+    if kb.catalog.chunk_count() == 0:
+        err.print(
+            "[yellow]The knowledge base is empty[/yellow]: run `teamrag ingest PATH` first "
+            f"(data folder: {settings.data_dir}).",
+            highlight=False,
+        )
+
+
 async def _with_runner(settings: Settings, use: Callable[[Runner], Awaitable[None]]) -> None:
     with knowledge_base(settings) as kb:
-        if kb.catalog.chunk_count() == 0:
-            err.print(
-                "[yellow]The knowledge base is empty[/yellow]: run `teamrag ingest PATH` first "
-                f"(data folder: {settings.data_dir}).",
-                highlight=False,
-            )
+        _warn_if_empty(settings, kb)
         try:
             async with open_runner(settings, kb) as runner:
                 await use(runner)
         except MemoryBackendError as exc:
+            raise fail(str(exc)) from None
+
+
+async def _with_chat_services(
+    settings: Settings, use: Callable[[ChatServices], Awaitable[None]]
+) -> None:
+    with knowledge_base(settings) as kb:
+        _warn_if_empty(settings, kb)
+        try:
+            async with open_chat_services(settings, kb) as services:
+                await use(services)
+        except (MemoryBackendError, ChannelRulesError, BotConfigError) as exc:
             raise fail(str(exc)) from None
 
 
@@ -220,6 +240,65 @@ def status() -> None:
         )
         for line in parts_in_use(settings):
             out.print(line, highlight=False)
+
+
+@app.command()
+def slack(
+    port: Annotated[
+        int | None, typer.Option(help="HTTP Events API port (default TEAMRAG_SLACK_PORT).")
+    ] = None,
+) -> None:
+    """The Slack bot: Socket Mode when SLACK_APP_TOKEN is set, else the HTTP Events API."""
+    from bots.slack_bot import check_slack_settings, serve_slack
+
+    settings = settings_or_exit()
+    try:
+        check_slack_settings(settings)
+    except BotConfigError as exc:
+        raise fail(str(exc), 2) from None
+
+    async def use(services: ChatServices) -> None:
+        await serve_slack(settings, services, port=port or settings.slack_port)
+
+    _run(_with_chat_services(settings, use))
+
+
+@app.command()
+def discord() -> None:
+    """The Discord bot: /ask, mentions and thread follow-ups (DISCORD_TOKEN)."""
+    from bots.discord_bot import check_discord_settings, serve_discord
+
+    settings = settings_or_exit()
+    try:
+        check_discord_settings(settings)
+    except BotConfigError as exc:
+        raise fail(str(exc), 2) from None
+
+    async def use(services: ChatServices) -> None:
+        await serve_discord(settings, services)
+
+    _run(_with_chat_services(settings, use))
+
+
+@app.command()
+def feedback(
+    show: Annotated[str, typer.Option(help="down, up or all.")] = "down",
+    limit: Annotated[int, typer.Option(min=1, max=10_000)] = 20,
+    json_out: Annotated[bool, typer.Option("--json", help="Print JSON lines.")] = False,
+) -> None:
+    """Votes on answers from Slack and Discord, newest first (thumbs-down by default)."""
+    if show not in ("down", "up", "all"):
+        raise fail(f"--show must be down, up or all, not {show!r}", 2)
+    store = feedback_store(settings_or_exit())
+    try:
+        entries = store.entries(None if show == "all" else cast(Rating, show), limit)
+    finally:
+        store.close()
+    if json_out:
+        for entry in entries:
+            print(view.feedback_json(entry))
+    else:
+        view.render_feedback(out, entries)
 
 
 def main() -> None:  # pragma: no cover - console script entry

@@ -86,6 +86,56 @@ class Settings(BaseSettings):
     )
     web_search_url: str = "https://api.tavily.com"
 
+    # Chat platforms (shared)
+    channels_file: Path | None = Field(
+        None, description="TOML file of per-channel rules (scopes, follow-ups, where to answer)."
+    )
+    chat_update_interval_s: float = Field(
+        1.0, ge=0, le=10, description="Least time between two edits of a live chat message."
+    )
+
+    # Slack
+    slack_bot_token: str | None = Field(None, validation_alias=AliasChoices("SLACK_BOT_TOKEN"))
+    slack_app_token: str | None = Field(
+        None,
+        validation_alias=AliasChoices("SLACK_APP_TOKEN"),
+        description="Set for Socket Mode (no public URL); unset runs the HTTP Events API server.",
+    )
+    slack_signing_secret: str | None = Field(
+        None, validation_alias=AliasChoices("SLACK_SIGNING_SECRET")
+    )
+    slack_api_url: str | None = Field(
+        None,
+        validation_alias=AliasChoices("SLACK_API_URL"),
+        description="Slack Web API base URL, e.g. http://127.0.0.1:9000/api/ for a local fake.",
+    )
+    slack_port: int = Field(3000, ge=1, le=65535, description="HTTP Events API port.")
+    slack_streaming: bool = Field(
+        True, description="Stream answers with chat.startStream; false posts and edits instead."
+    )
+
+    # Discord
+    discord_token: str | None = Field(None, validation_alias=AliasChoices("DISCORD_TOKEN"))
+    discord_api_base: str | None = Field(
+        None, validation_alias=AliasChoices("DISCORD_API_BASE"), description="REST base URL."
+    )
+    discord_gateway_url: str | None = Field(
+        None, validation_alias=AliasChoices("DISCORD_GATEWAY_URL")
+    )
+    discord_guild_id: int | None = Field(
+        None, description="Sync slash commands to this guild only (instant; for development)."
+    )
+    discord_shard_count: int | None = Field(None, ge=1, description="Total shards (sharding).")
+    discord_shard_ids: list[int] | None = Field(
+        None, description="Shards this process runs, e.g. [0,1]; unset = all of them."
+    )
+    discord_allowed_channels: list[int] = Field(
+        default_factory=list, description="Only answer in these channel ids (empty = all)."
+    )
+    discord_allowed_roles: list[int] = Field(
+        default_factory=list, description="Only answer members with one of these role ids."
+    )
+
     @property
     def llm_enabled(self) -> bool:
         return self.llm == "auto" and bool(self.openai_api_key or self.openai_base_url)
@@ -93,6 +143,11 @@ class Settings(BaseSettings):
 
 class SettingsError(Exception):
     """A setting has a bad value; the message names the variable and the problem."""
+
+
+class BotConfigError(SettingsError):
+    """A bot cannot start with these settings (a missing token, say); the message says
+    which variable to set."""
 
 
 def load_settings() -> Settings:

@@ -11,6 +11,9 @@ from contextlib import asynccontextmanager
 from dataclasses import fields
 from typing import Any
 
+from adapters.chat.channels import load_channel_rules
+from adapters.chat.feedback import SqliteFeedbackStore
+from adapters.chat.services import ChatServices
 from agent.cache import SqliteAnswerCache
 from agent.config import AgentConfig, Features
 from agent.deps import Deps
@@ -133,3 +136,28 @@ async def open_runner(settings: Settings, kb: KnowledgeBase) -> AsyncIterator[Ru
         cache.close()
         if isinstance(web, TavilySearch):
             await web.aclose()
+
+
+def feedback_store(settings: Settings) -> SqliteFeedbackStore:
+    return SqliteFeedbackStore(settings.data_dir / "feedback.sqlite")
+
+
+@asynccontextmanager
+async def open_chat_services(settings: Settings, kb: KnowledgeBase) -> AsyncIterator[ChatServices]:
+    """The agent plus what a chat bot keeps around it: feedback, channel rules, de-duplication.
+
+    Raises ``ChannelRulesError`` before anything opens when the channels file is wrong.
+    """
+    rules = load_channel_rules(settings.channels_file)
+    feedback = feedback_store(settings)
+    try:
+        async with open_runner(settings, kb) as runner:
+            await runner.warm_up()  # the first user should not pay for loading the encoder
+            yield ChatServices(
+                run=runner.run,
+                feedback=feedback,
+                rules=rules,
+                update_interval_s=settings.chat_update_interval_s,
+            )
+    finally:
+        feedback.close()

@@ -1,0 +1,61 @@
+"""The few fixed sentences a chat reply needs, in Korean and English.
+
+The agent writes the answers and progress steps in the user's language; these are
+the adapters' own words around them (headers, buttons, reasons for not answering).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from agent.language import detect_language
+
+Phrase = Literal[
+    "thinking",
+    "sources",
+    "helpful",
+    "thanks_up",
+    "thanks_down",
+    "empty_question",
+    "not_allowed",
+    "delivery_failed",
+    "continued",
+    "feedback_expired",
+]
+
+_PHRASES: dict[Phrase, dict[str, str]] = {
+    "thinking": {"ko": "생각하는 중…", "en": "Thinking…"},
+    "sources": {"ko": "출처", "en": "Sources"},
+    "helpful": {"ko": "도움이 되었나요?", "en": "Was this helpful?"},
+    "thanks_up": {"ko": "의견 감사합니다!", "en": "Thanks for the feedback!"},
+    "thanks_down": {
+        "ko": "의견 감사합니다. 답변을 개선하는 데 쓰겠습니다.",
+        "en": "Thanks. We will use this to improve the answers.",
+    },
+    "empty_question": {
+        "ko": "무엇을 도와드릴까요? 멘션과 함께 질문을 적어 주세요.",
+        "en": "How can I help? Write your question along with the mention.",
+    },
+    "not_allowed": {
+        "ko": "이 채널에서는 답변하지 않도록 설정되어 있습니다. 관리자에게 문의해 주세요.",
+        "en": "I am not set up to answer in this channel. Please ask an admin.",
+    },
+    "delivery_failed": {
+        "ko": "답변을 만들었지만 이 메시지 형식으로 보내지 못해 간단히 보냅니다.",
+        "en": "I had an answer but could not send it in full format, so here it is plainly.",
+    },
+    "continued": {"ko": "(계속)", "en": "(continued)"},
+    "feedback_expired": {
+        "ko": "이 답변의 기록을 찾을 수 없어 의견을 저장하지 못했습니다.",
+        "en": "I could not find this answer any more, so the feedback was not saved.",
+    },
+}
+
+
+def phrase(name: Phrase, language: str) -> str:
+    return _PHRASES[name]["ko" if language == "ko" else "en"]
+
+
+def language_of(text: str) -> str:
+    """The language to use before the agent has said which (its Final carries it)."""
+    return detect_language(text)

@@ -1,0 +1,38 @@
+"""The real agent wrapped as a chat adapter gets it: for the Slack and Discord tests."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from adapters.chat.channels import ChannelRules
+from adapters.chat.feedback import SqliteFeedbackStore
+from adapters.chat.services import ChatServices
+from agent.retrieval.knowledge_base import KnowledgeBase
+from tests.agent_support import agent
+from tests.fakes.openai_server import FakeOpenAI
+
+
+@asynccontextmanager
+async def chat_services(
+    kb: KnowledgeBase,
+    folder: Path,
+    *,
+    llm: FakeOpenAI | None = None,
+    rules: ChannelRules | None = None,
+    update_interval_s: float = 0.05,
+) -> AsyncIterator[ChatServices]:
+    """Real agent, real feedback file, in-process de-duplication; edits every 50 ms so
+    tests see several live updates without waiting a second for each."""
+    feedback = SqliteFeedbackStore(folder / "feedback.sqlite")
+    try:
+        async with agent(kb, folder, llm=llm) as runner:
+            yield ChatServices(
+                run=runner.run,
+                feedback=feedback,
+                rules=rules or ChannelRules(),
+                update_interval_s=update_interval_s,
+            )
+    finally:
+        feedback.close()
