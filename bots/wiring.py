@@ -96,7 +96,18 @@ def parts_in_use(settings: Settings) -> list[str]:
         f"thread and user memory: {memory}",
         f"web search: {web}",
         f"stages switched off: {', '.join(off) if off else 'none'}",
+        f"slack: {_slack_mode(settings)}",
+        "discord: " + ("token set" if settings.discord_token else "not set up (DISCORD_TOKEN)"),
+        f"channel rules: {settings.channels_file or 'none (answer everywhere, default scope)'}",
     ]
+
+
+def _slack_mode(settings: Settings) -> str:
+    if not settings.slack_bot_token:
+        return "not set up (SLACK_BOT_TOKEN)"
+    if settings.slack_app_token:
+        return "Socket Mode (SLACK_APP_TOKEN)"
+    return f"HTTP Events API on port {settings.slack_port}"
 
 
 def build_web_search(settings: Settings) -> WebSearchProvider | None:

@@ -43,3 +43,22 @@ def test_status_lines_say_which_parts_are_embedded(monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv("DATABASE_URL", "postgresql://postgres@db/teamrag")
     lines = parts_in_use(Settings())
     assert "LLM at http://127.0.0.1:8000/v1" in lines[0] and "Postgres" in lines[1]
+
+
+def test_status_says_how_each_chat_platform_would_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "DISCORD_TOKEN", "TEAMRAG_CHANNELS_FILE"):
+        monkeypatch.delenv(name, raising=False)
+    assert parts_in_use(Settings())[4:] == [
+        "slack: not set up (SLACK_BOT_TOKEN)",
+        "discord: not set up (DISCORD_TOKEN)",
+        "channel rules: none (answer everywhere, default scope)",
+    ]
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-1")
+    monkeypatch.setenv("TEAMRAG_SLACK_PORT", "3100")
+    assert parts_in_use(Settings())[4] == "slack: HTTP Events API on port 3100"
+    monkeypatch.setenv("SLACK_APP_TOKEN", "xapp-1")
+    monkeypatch.setenv("DISCORD_TOKEN", "abc")
+    assert parts_in_use(Settings())[4:6] == [
+        "slack: Socket Mode (SLACK_APP_TOKEN)",
+        "discord: token set",
+    ]
