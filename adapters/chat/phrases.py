@@ -21,6 +21,10 @@ Phrase = Literal[
     "delivery_failed",
     "continued",
     "feedback_expired",
+    "is_thinking",
+    "ask_usage",
+    "turn_failed",
+    "role_not_allowed",
 ]
 
 _PHRASES: dict[Phrase, dict[str, str]] = {
@@ -48,6 +52,24 @@ _PHRASES: dict[Phrase, dict[str, str]] = {
     "feedback_expired": {
         "ko": "이 답변의 기록을 찾을 수 없어 의견을 저장하지 못했습니다.",
         "en": "I could not find this answer any more, so the feedback was not saved.",
+    },
+    # Slack shows a thread status after the app's name: "teamrag is thinking…".
+    "is_thinking": {"ko": "답변을 준비하는 중…", "en": "is thinking…"},
+    "ask_usage": {
+        "ko": "질문을 함께 적어 주세요. 예: `/ask 배포는 언제 하나요?` (나만 보기: `/ask -p 질문`)",
+        "en": "Add your question, e.g. `/ask When can we deploy?` (private: `/ask -p question`)",
+    },
+    "turn_failed": {
+        "ko": "죄송합니다. 답변을 만드는 중에 문제가 생겼습니다. 잠시 후 다시 물어봐 주세요.",
+        "en": "Sorry, something went wrong while answering. Please ask again in a moment.",
+    },
+    # Discord: only members with certain roles may ask (TEAMRAG_DISCORD_ALLOWED_ROLES).
+    "role_not_allowed": {
+        "ko": (
+            "지정된 역할이 있는 멤버의 질문에만 답하도록 설정되어 있습니다. "
+            "관리자에게 문의해 주세요."
+        ),
+        "en": "I only answer members with certain roles. Please ask an admin.",
     },
 }
 

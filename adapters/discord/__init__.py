@@ -1,0 +1,15 @@
+"""The Discord adapter: ``/ask``, mentions that open a thread, follow-ups in that thread
+and direct messages, all answered with live progress, citations and feedback buttons.
+
+It only translates: a Discord interaction or message becomes a :class:`~agent.events.Turn`,
+and the agent's events become edits of one Discord message. Modules by responsibility:
+
+- ``client``: the discord.py client (intents, sharding, command sync, event routing);
+- ``commands``: the ``/ask`` slash command;
+- ``mentions``: which messages are addressed to the bot, threads and follow-ups;
+- ``buttons``: the thumbs-up/down buttons, which keep working after a restart;
+- ``live``: the reply that is edited while the agent works, and its fallbacks;
+- ``render``: progress, answer and sources as Discord messages within Discord's limits;
+- ``access``: allowed channels and roles and the channel rules;
+- ``turns``: the Turn (and so the conversation) each place on Discord maps to.
+"""

@@ -1,0 +1,132 @@
+"""``/ask question: [private:]``: defer at once, then answer in the deferred response.
+
+Discord gives an interaction 3 seconds for its first response, so the handler only
+de-duplicates and checks access (both in memory) before deferring with "thinking";
+the agent runs after that. ``private`` makes the whole exchange ephemeral. A refusal is
+always ephemeral: it concerns only the asker.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+import discord
+from discord import app_commands
+from discord.app_commands import locale_str
+
+from adapters.chat.phrases import Phrase, phrase
+from adapters.discord.access import check, roles_of
+from adapters.discord.live import ChannelPoster, InteractionPoster, Poster, answer
+from adapters.discord.options import Adapter
+from adapters.discord.render import Outgoing, language_for
+from adapters.discord.turns import Place
+
+log = logging.getLogger(__name__)
+
+# Discord shows these in the command picker; Korean clients get the translations below.
+ASK = "Ask a question about the team's documents"
+QUESTION = "Your question, in Korean or English"
+PRIVATE = "Only you see the answer"
+_KOREAN = {
+    ASK: "팀 문서에 대해 질문하기",
+    QUESTION: "질문 (한국어 또는 영어)",
+    PRIVATE: "나만 보기",
+}
+
+
+class CommandTexts(app_commands.Translator):
+    """Korean descriptions for Korean Discord clients (sent along when commands sync)."""
+
+    async def translate(
+        self,
+        string: locale_str,
+        locale: discord.Locale,
+        context: app_commands.TranslationContextTypes,
+    ) -> str | None:
+        return _KOREAN.get(string.message) if locale is discord.Locale.korean else None
+
+
+def ask_command(adapter: Adapter) -> app_commands.Command[Any, ..., None]:
+    @app_commands.command(name="ask", description=locale_str(ASK))
+    @app_commands.describe(question=locale_str(QUESTION), private=locale_str(PRIVATE))
+    async def ask(
+        interaction: discord.Interaction[Any],
+        question: app_commands.Range[str, 1, 6000],
+        private: bool = False,
+    ) -> None:
+        await handle_ask(adapter, interaction, question, private=private)
+
+    return ask
+
+
+async def handle_ask(
+    adapter: Adapter, interaction: discord.Interaction[Any], question: str, *, private: bool
+) -> None:
+    services = adapter.services
+    if not await services.dedupe.first(f"discord:interaction:{interaction.id}"):
+        log.info("interaction %s was delivered again; it is already answered", interaction.id)
+        return
+    language = language_for(question, interaction.locale)
+    place = Place.of(interaction.channel, interaction.guild_id, interaction.channel_id or 0)
+    decision = check(adapter.options, services.rules, place, roles_of(interaction.user))
+    question = question.strip()
+    if isinstance(decision, str) or not question:
+        await _tell(
+            interaction, decision if isinstance(decision, str) else "empty_question", language
+        )
+        return
+    # In a thread or a DM the question continues that conversation; in a channel it is
+    # a question of its own.
+    root = place.channel_id if place.in_thread or place.guild_id is None else interaction.id
+    turn = place.turn(
+        question,
+        root=root,
+        user=interaction.user.id,
+        message=interaction.id,
+        scopes=decision.scopes,
+    )
+    make_fallback = partial(fallback_poster, interaction, private=private)
+    poster: Poster
+    fallback: Callable[[], Poster] | None
+    try:
+        await interaction.response.defer(thinking=True, ephemeral=private)
+        poster, fallback = InteractionPoster(interaction, ephemeral=private), make_fallback
+    except discord.HTTPException as exc:
+        # Too late (more than 3 s, or the interaction is gone): answer all the same.
+        log.warning(
+            "could not defer interaction %s (%s); answering by message", interaction.id, exc
+        )
+        poster, fallback = make_fallback(), None
+    # Without a defer nothing shows the question was taken: post "thinking" at once.
+    await answer(
+        services, turn, poster, language=language, fallback=fallback, placeholder=fallback is None
+    )
+
+
+def fallback_poster(interaction: discord.Interaction[Any], *, private: bool) -> Poster:
+    """Where the answer goes when the interaction cannot carry it: the channel, with the
+    asker mentioned, or the asker's DMs for a private question."""
+    user = interaction.user
+    channel = interaction.channel
+    if private or channel is None:
+        return ChannelPoster(user.create_dm)
+    if not isinstance(channel, discord.abc.Messageable):
+        channel = interaction.client.get_partial_messageable(
+            interaction.channel_id or 0, guild_id=interaction.guild_id
+        )
+    return ChannelPoster(channel, mention=user)
+
+
+async def _tell(interaction: discord.Interaction[Any], reason: Phrase, language: str) -> None:
+    text = phrase(reason, language)
+    try:
+        await interaction.response.send_message(text, ephemeral=True)
+    except discord.HTTPException as exc:
+        log.warning("could not reply to interaction %s (%s); sending a DM", interaction.id, exc)
+        try:
+            await fallback_poster(interaction, private=True).put(0, Outgoing(text), None)
+        except discord.HTTPException:
+            log.warning("could not tell user %s why there is no answer", interaction.user.id)
