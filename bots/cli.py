@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import getpass
+import logging
 import sys
 from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
@@ -151,6 +152,12 @@ async def _with_runner(settings: Settings, use: Callable[[Runner], Awaitable[Non
 async def _with_chat_services(
     settings: Settings, use: Callable[[ChatServices], Awaitable[None]]
 ) -> None:
+    # A bot runs for days: what it did (connected, refused, retried) belongs in its log.
+    logging.basicConfig(
+        level=settings.log_level,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
     with knowledge_base(settings) as kb:
         _warn_if_empty(settings, kb)
         try:

@@ -86,6 +86,10 @@ class Settings(BaseSettings):
     )
     web_search_url: str = "https://api.tavily.com"
 
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
+        "INFO", description="What the bots log to stderr."
+    )
+
     # Chat platforms (shared)
     channels_file: Path | None = Field(
         None, description="TOML file of per-channel rules (scopes, follow-ups, where to answer)."
