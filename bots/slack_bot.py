@@ -1,15 +1,203 @@
-"""``teamrag slack``: the Slack adapter on the configured agent (built by the Slack issue)."""
+"""``teamrag slack``: the Slack adapter on the configured agent.
+
+Socket Mode when ``SLACK_APP_TOKEN`` is set: the bot opens a websocket to Slack, so
+it needs no public URL (the easy start, one process). Otherwise the HTTP Events API
+server on a port, which checks every request's signature with
+``SLACK_SIGNING_SECRET``: the way to run several workers behind a load balancer.
+``SLACK_API_URL`` points the Web API client elsewhere (the tests' fake Slack).
+"""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import gc
+import signal
+from collections.abc import Callable, Iterator
+
+import aiohttp
+from aiohttp import web
+from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
+from slack_bolt.async_app import AsyncApp
+from slack_sdk.http_retry.async_handler import AsyncRetryHandler
+from slack_sdk.http_retry.builtin_async_handlers import (
+    AsyncConnectionErrorRetryHandler,
+    AsyncRateLimitErrorRetryHandler,
+)
+from slack_sdk.web.async_client import AsyncWebClient
+
 from adapters.chat.services import ChatServices
+from adapters.slack.app import create_app
+from adapters.slack.bot import SlackBot
+from adapters.slack.live import StreamSupport
+from adapters.slack.threads import SqliteThreadRecord, ThreadRecord
+from bots.common import err
 from bots.settings import BotConfigError, Settings
+
+EVENTS_PATH = "/slack/events"
+DOCS = "see docs/slack.md"
+DRAIN_S = 30.0  # how long a stopping bot waits for the answers under way
 
 
 def check_slack_settings(settings: Settings) -> None:
     """Fail before opening anything when a needed variable is missing."""
-    raise BotConfigError("the Slack bot is not built yet")
+    token = settings.slack_bot_token
+    if not token:
+        raise BotConfigError(
+            "SLACK_BOT_TOKEN is not set: copy the Bot User OAuth Token (xoxb-...) from your "
+            f"Slack app's OAuth & Permissions page ({DOCS})"
+        )
+    if not token.startswith("xoxb-"):
+        raise BotConfigError(
+            "SLACK_BOT_TOKEN must be the Bot User OAuth Token, which starts with xoxb- "
+            f"(not a user token xoxp- or an app-level token xapp-; {DOCS})"
+        )
+    if settings.slack_app_token:
+        if not settings.slack_app_token.startswith("xapp-"):
+            raise BotConfigError(
+                "SLACK_APP_TOKEN must be an app-level token starting with xapp- with the "
+                f"connections:write scope (Basic Information > App-Level Tokens; {DOCS})"
+            )
+    elif not settings.slack_signing_secret:
+        raise BotConfigError(
+            "SLACK_SIGNING_SECRET is not set: the HTTP Events API server needs it to check that "
+            "requests come from Slack (Basic Information > App Credentials); or set "
+            f"SLACK_APP_TOKEN to use Socket Mode instead ({DOCS})"
+        )
 
 
-async def serve_slack(settings: Settings, services: ChatServices, *, port: int) -> None:
-    raise BotConfigError("the Slack bot is not built yet")
+def retry_handlers() -> list[AsyncRetryHandler]:
+    """On a 429, wait the Retry-After Slack sent and try again (up to 3 times); retry a
+    dropped connection once."""
+    return [AsyncRateLimitErrorRetryHandler(max_retry_count=3), AsyncConnectionErrorRetryHandler()]
+
+
+def slack_client(
+    settings: Settings, session: aiohttp.ClientSession | None = None
+) -> AsyncWebClient:
+    """The Web API client. Give it a ``session``: without one, slack_sdk opens a new
+    connection for every call, which under a burst of questions costs more than the call."""
+    base_url = settings.slack_api_url or AsyncWebClient.BASE_URL
+    return AsyncWebClient(
+        token=settings.slack_bot_token,
+        base_url=base_url if base_url.endswith("/") else base_url + "/",
+        retry_handlers=retry_handlers(),
+        session=session,
+    )
+
+
+def web_api_session() -> aiohttp.ClientSession:
+    """One connection pool for every Web API call of the process. aiohttp's default of
+    100 connections is reached by 50 answers starting at once (a status and a reply
+    each), and the 101st call would wait for a free one."""
+    return aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=1000))
+
+
+def build_slack_app(
+    settings: Settings,
+    services: ChatServices,
+    threads: ThreadRecord,
+    *,
+    session: aiohttp.ClientSession | None = None,
+) -> tuple[AsyncApp, SlackBot]:
+    bot = SlackBot(
+        services,
+        threads,
+        streaming=StreamSupport(enabled=settings.slack_streaming),
+        retry_handlers=retry_handlers(),
+    )
+    secret = None if settings.slack_app_token else settings.slack_signing_secret
+    return create_app(bot, slack_client(settings, session), signing_secret=secret), bot
+
+
+def thread_record(settings: Settings) -> SqliteThreadRecord:
+    return SqliteThreadRecord(settings.data_dir / "slack_threads.sqlite")
+
+
+async def start_http(app: AsyncApp, *, host: str, port: int) -> tuple[web.AppRunner, int]:
+    """Serve the Events API (events, commands and clicks on one path); returns the port."""
+    # No access log: a line per Slack event says nothing the bot's own log does not.
+    runner = web.AppRunner(app.web_app(path=EVENTS_PATH, port=port), access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port)
+    await site.start()
+    return runner, int(runner.addresses[0][1])
+
+
+async def serve_slack(
+    settings: Settings, services: ChatServices, *, port: int, host: str = "0.0.0.0"
+) -> None:
+    """Run the bot until Ctrl-C (cancelled) or SIGTERM (returns), then let the answers
+    under way finish."""
+    threads = thread_record(settings)
+    stop = asyncio.Event()
+    with _on_sigterm(stop.set), startup_objects_frozen():
+        try:
+            async with web_api_session() as session:
+                app, bot = build_slack_app(settings, services, threads, session=session)
+                if settings.slack_app_token:
+                    await _socket_mode(app, bot, settings.slack_app_token, stop)
+                else:
+                    await _http(app, bot, stop, host=host, port=port)
+        finally:
+            threads.close()
+
+
+@contextlib.contextmanager
+def startup_objects_frozen() -> Iterator[None]:
+    """Keep what exists at start (the encoder, the graph, the stores: alive as long as
+    the process) out of Python's full garbage collections. Each full collection stops
+    every conversation while it walks all objects: up to 156 ms with 50 answers under
+    way, 14 ms with these frozen (benchmarks/slack_load.py)."""
+    gc.collect()
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
+@contextlib.contextmanager
+def _on_sigterm(handler: Callable[[], None]) -> Iterator[None]:
+    """``docker stop`` and process managers send SIGTERM: stop as gently as on Ctrl-C."""
+    loop = asyncio.get_running_loop()
+    try:
+        loop.add_signal_handler(signal.SIGTERM, handler)
+    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or Windows
+        yield
+        return
+    try:
+        yield
+    finally:
+        loop.remove_signal_handler(signal.SIGTERM)
+
+
+async def _socket_mode(app: AsyncApp, bot: SlackBot, app_token: str, stop: asyncio.Event) -> None:
+    handler = AsyncSocketModeHandler(app, app_token)
+    await handler.connect_async()  # type: ignore[no-untyped-call]
+    err.print(
+        "Slack bot connected over Socket Mode. Ctrl-C stops it.", highlight=False, soft_wrap=True
+    )
+    try:
+        await stop.wait()
+    finally:
+        await handler.close_async()  # type: ignore[no-untyped-call]
+        await bot.drain(DRAIN_S)
+
+
+async def _http(app: AsyncApp, bot: SlackBot, stop: asyncio.Event, *, host: str, port: int) -> None:
+    runner, bound = await start_http(app, host=host, port=port)
+    err.print(
+        f"Slack bot listening on http://{host}:{bound}{EVENTS_PATH} "
+        "(events, /ask and buttons). Ctrl-C stops it.",
+        highlight=False,
+        soft_wrap=True,
+    )
+    try:
+        await stop.wait()
+    finally:
+        # Stop taking requests, then let the answers under way finish.
+        for site in list(runner.sites):
+            await site.stop()
+        await bot.drain(DRAIN_S)
+        await runner.cleanup()

@@ -1,0 +1,302 @@
+"""Answering on Slack: one method per way a question arrives, after Bolt acknowledged it.
+
+Every method follows the same order: is this for the bot, is it the first delivery
+(Slack retries an event it thinks was missed, Socket Mode redelivers after a
+reconnect: the message key is the same across both), may the bot answer in this
+channel, then run the turn through :func:`~adapters.chat.live.relay` into a live
+reply. Whatever happens after that, the asker sees an answer or a reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from slack_sdk.errors import SlackApiError
+from slack_sdk.http_retry.async_handler import AsyncRetryHandler
+from slack_sdk.web.async_client import AsyncWebClient
+from slack_sdk.webhook.async_client import AsyncWebhookClient
+
+from adapters.chat.feedback import AnswerRecord, Rating
+from adapters.chat.live import LiveReply, LiveView, relay
+from adapters.chat.phrases import Phrase, language_of, phrase
+from adapters.chat.services import ChatServices
+from adapters.slack.blocks import (
+    Block,
+    SlackMessage,
+    final_messages,
+    progress_message,
+    question_block,
+)
+from adapters.slack.delivery import Place, Render, slack_error
+from adapters.slack.live import (
+    OpenedAtOnce,
+    PostReply,
+    ResponseReply,
+    StreamReply,
+    StreamSupport,
+)
+from adapters.slack.markup import escape, plain_question
+from adapters.slack.threads import ThreadRecord
+from adapters.slack.turns import (
+    PLATFORM,
+    Incoming,
+    addressed_message,
+    ask_options,
+    incoming,
+    not_from_a_person,
+    thread_key,
+)
+from agent.events import Final, Turn
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class SlackBot:
+    """The Slack side of every conversation; Bolt's listeners (``app.py``) call it."""
+
+    services: ChatServices
+    threads: ThreadRecord
+    streaming: StreamSupport = field(default_factory=StreamSupport)
+    # For response_url calls, which do not go through the Web API client.
+    retry_handlers: list[AsyncRetryHandler] = field(default_factory=list)
+    _busy: set[asyncio.Task[Any]] = field(default_factory=set, init=False, repr=False)
+
+    async def drain(self, timeout_s: float) -> None:
+        """Wait (up to ``timeout_s``) for the answers under way: a worker being stopped
+        finishes what users are waiting for instead of leaving a half-edited message."""
+        pending = {t for t in self._busy if not t.done() and t is not asyncio.current_task()}
+        if pending:
+            await asyncio.wait(pending, timeout=timeout_s)
+
+    @contextlib.contextmanager
+    def _working(self) -> Iterator[None]:
+        task = asyncio.current_task()
+        if task is not None:
+            self._busy.add(task)
+        try:
+            yield
+        finally:
+            if task is not None:
+                self._busy.discard(task)
+
+    # --- the ways a question arrives ----------------------------------------------------
+
+    async def on_mention(self, body: dict[str, Any], client: AsyncWebClient, bot: str) -> None:
+        if not_from_a_person(body["event"], bot) is None:
+            with self._working():
+                await self._answer(incoming(body), client, bot, follow_up=False)
+
+    async def on_message(self, body: dict[str, Any], client: AsyncWebClient, bot: str) -> None:
+        how = addressed_message(body["event"], bot)
+        if how is None:
+            return
+        message = incoming(body)
+        with self._working():
+            if how == "follow_up" and not (
+                self.services.rules.for_channel(message.channel).follow_ups
+                and await self.threads.has(message.thread_key)
+            ):
+                return
+            await self._answer(message, client, bot, follow_up=how == "follow_up")
+
+    async def on_ask(
+        self, body: dict[str, Any], ack: Any, client: AsyncWebClient, bot: str
+    ) -> None:
+        """``/ask [-p] QUESTION``: a new message in the channel, or an ephemeral answer."""
+        with self._working():
+            await self._ask(body, ack, client, bot)
+
+    async def _ask(self, body: dict[str, Any], ack: Any, client: AsyncWebClient, bot: str) -> None:
+        private, raw = ask_options(str(body.get("text") or ""))
+        question = plain_question(raw, bot)
+        language = language_of(question)
+        team, channel, user = str(body["team_id"]), str(body["channel_id"]), str(body["user_id"])
+        rule = self.services.rules.for_channel(channel)
+        if not question or not rule.answer:
+            reason: Phrase = "ask_usage" if not question else "not_allowed"
+            await ack(response_type="ephemeral", text=phrase(reason, language))
+            return
+        if not await self.services.dedupe.first(f"slack:{team}:ask:{body.get('trigger_id')}"):
+            await ack()
+            return
+        url = str(body.get("response_url") or "")
+        if private:
+            # Shown at once, to the asker only; the answer follows through response_url.
+            await ack(response_type="ephemeral", text=phrase("thinking", language))
+            turn = self._ask_turn(body, question, f"ask-{body.get('trigger_id')}")
+            reply = self._responder(url, turn, "ephemeral")
+            await self._run(turn, reply, lambda: self._respond_reason(url, language, "ephemeral"))
+            return
+        await ack()
+        head = (question_block(user, question),)
+        try:
+            posted = await client.chat_postMessage(
+                channel=channel,
+                text=escape(question),
+                blocks=progress_message(LiveView(), language, head).blocks,
+            )
+        except SlackApiError as exc:
+            # Not a member of this channel (or not allowed to post): answer via response_url.
+            log.info("cannot post the /ask answer in %s (%s)", channel, slack_error(exc))
+            turn = self._ask_turn(body, question, f"ask-{body.get('trigger_id')}")
+            reply = self._responder(url, turn, "in_channel")
+            await self._run(turn, reply, lambda: self._respond_reason(url, language, "in_channel"))
+            return
+        ts = str(posted["ts"])
+        await self.threads.add(thread_key(team, channel, ts))
+        turn = self._ask_turn(body, question, ts)
+        live = PostReply(
+            client, Place(channel, None), language, self._render(turn, head), ts=ts, head=head
+        )
+        place = Place(channel, ts)
+        await self._run(
+            turn, live, lambda: self._post_reason(client, place, "turn_failed", language)
+        )
+
+    async def on_feedback(self, body: dict[str, Any], client: AsyncWebClient) -> None:
+        """A thumbs click: record it with the answer, thank the user (only they see it)."""
+        with self._working():
+            await self._feedback(body, client)
+
+    async def _feedback(self, body: dict[str, Any], client: AsyncWebClient) -> None:
+        action = (body.get("actions") or [{}])[0]
+        rating, _, answer_id = str(action.get("value", "")).partition(":")
+        if rating not in ("up", "down") or not answer_id:
+            log.warning("a feedback click without a usable value: %r", action.get("value"))
+            return
+        user = str(body["user"]["id"])
+        vote: Rating = "up" if rating == "up" else "down"
+        recorded = await self.services.feedback.rate(answer_id, user, vote)
+        _, _, language = str(action.get("block_id", "")).partition(":")
+        language = language or language_of(str((body.get("message") or {}).get("text") or ""))
+        said: Phrase = "feedback_expired"
+        if recorded:
+            said = "thanks_up" if vote == "up" else "thanks_down"
+        text = phrase(said, language)
+        if body.get("response_url"):
+            webhook = AsyncWebhookClient(body["response_url"], retry_handlers=self.retry_handlers)
+            await webhook.send(text=text, response_type="ephemeral", replace_original=False)
+            return
+        channel = str((body.get("channel") or body.get("container") or {}).get("id", ""))
+        await client.chat_postEphemeral(channel=channel, user=user, text=text)
+
+    # --- answering ----------------------------------------------------------------------
+
+    async def _answer(
+        self, message: Incoming, client: AsyncWebClient, bot: str, *, follow_up: bool
+    ) -> None:
+        keys = (f"slack:event:{message.event_id}" if message.event_id else "", message.message_key)
+        if not await self.services.dedupe.first(*keys):
+            log.info("already answered %s (a redelivery)", message.message_key)
+            return
+        question = message.question(bot)
+        language = language_of(question)
+        place = Place(message.channel, message.thread_root)
+        rule = self.services.rules.for_channel(message.channel)
+        if not rule.answer:
+            if not follow_up:
+                await self._post_reason(client, place, "not_allowed", language)
+            return
+        if not question:
+            await self._post_reason(client, place, "empty_question", language)
+            return
+        await self.threads.add(message.thread_key)
+        turn = message.turn(question, rule.scopes)
+        render = self._render(turn)
+        reply: LiveReply
+        if self.streaming.enabled:
+            reply = StreamReply(
+                client,
+                place,
+                language,
+                render,
+                recipient_team=message.user_team,
+                recipient_user=message.user,
+                support=self.streaming,
+            )
+        else:
+            reply = PostReply(client, place, language, render)
+        status = asyncio.create_task(self._status(client, place, phrase("is_thinking", language)))
+        try:
+            await self._run(
+                turn,
+                OpenedAtOnce(reply),
+                lambda: self._post_reason(client, place, "turn_failed", language),
+            )
+        finally:
+            with contextlib.suppress(Exception):
+                await status
+            await self._status(client, place, "")
+
+    async def _run(
+        self, turn: Turn, reply: LiveReply, say_failed: Callable[[], Awaitable[None]]
+    ) -> None:
+        """Relay the turn; if even the fallbacks failed, say so (and log why)."""
+        try:
+            await relay(self.services.run(turn), reply, interval_s=self.services.update_interval_s)
+        except Exception:
+            log.exception("answering %s failed", turn.thread_id)
+            try:
+                await say_failed()
+            except Exception:
+                log.exception("could not even say that answering %s failed", turn.thread_id)
+
+    def _render(self, turn: Turn, head: tuple[Block, ...] = ()) -> Render:
+        async def render(final: Final) -> list[SlackMessage]:
+            answer_id: str | None = None
+            if not final.blocked:
+                try:
+                    answer_id = await self.services.feedback.remember(AnswerRecord.of(turn, final))
+                except Exception:  # no buttons is better than no answer
+                    log.exception("could not keep the answer for feedback; no buttons this time")
+            return final_messages(final, answer_id=answer_id, head=head)
+
+        return render
+
+    def _responder(self, url: str, turn: Turn, response_type: str) -> ResponseReply:
+        return ResponseReply(
+            url,
+            self._render(turn),
+            response_type=response_type,
+            retry_handlers=self.retry_handlers,
+        )
+
+    def _ask_turn(self, body: dict[str, Any], question: str, thread_root: str) -> Turn:
+        channel = str(body["channel_id"])
+        return Turn(
+            text=question,
+            platform=PLATFORM,
+            workspace=str(body["team_id"]),
+            channel=channel,
+            thread_root=thread_root,
+            user=str(body["user_id"]),
+            message_id=str(body.get("trigger_id") or ""),
+            scopes=self.services.rules.for_channel(channel).scopes,
+        )
+
+    async def _status(self, client: AsyncWebClient, place: Place, status: str) -> None:
+        """The thread's "teamrag is thinking…" line; optional, so its errors are ignored
+        (it needs the chat:write scope and may be refused outside assistant threads)."""
+        try:
+            await client.assistant_threads_setStatus(
+                channel_id=place.channel, thread_ts=str(place.thread_ts), status=status
+            )
+        except Exception as exc:
+            log.debug("thread status not set: %s", exc)
+
+    async def _post_reason(
+        self, client: AsyncWebClient, place: Place, reason: Phrase, language: str
+    ) -> None:
+        await client.chat_postMessage(
+            channel=place.channel, thread_ts=place.thread_ts, text=phrase(reason, language)
+        )
+
+    async def _respond_reason(self, url: str, language: str, response_type: str) -> None:
+        webhook = AsyncWebhookClient(url, retry_handlers=self.retry_handlers)
+        await webhook.send(text=phrase("turn_failed", language), response_type=response_type)

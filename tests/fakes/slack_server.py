@@ -1,0 +1,384 @@
+"""A local fake of the Slack Web API, response URLs and Socket Mode, over real HTTP.
+
+The real ``AsyncWebClient`` (and Bolt, and the Socket Mode client) talk to it at
+``base_url``. It records every call, keeps the messages as a user would see them
+(posted, streamed, edited), rejects what real Slack rejects where that is cheap to
+check (the limits in :mod:`tests.fakes.slack_limits`: ``invalid_blocks``; a stream
+that is not streaming: ``message_not_in_streaming_state``), and can be told to fail a
+method with a 429 and ``Retry-After`` or any Slack error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qsl
+
+from aiohttp import WSMsgType, web
+
+from tests.fakes.background import BackgroundApp
+from tests.fakes.slack_limits import MARKDOWN_TOTAL, block_problems, chunk_problems, texts
+
+BOT_TOKEN = "xoxb-test-token"
+APP_TOKEN = "xapp-test-token"
+TEAM = "T0TEAM"
+BOT_USER = "UBOT0001"
+BOT_ID = "BBOT0001"
+
+
+@dataclass
+class Call:
+    """One request as the fake saw it; ``at`` is ``time.monotonic()``."""
+
+    method: str
+    args: dict[str, Any]
+    at: float
+    status: int = 200
+    error: str | None = None
+
+
+@dataclass
+class Message:
+    """A message as its readers see it now."""
+
+    channel: str
+    ts: str
+    thread_ts: str | None
+    text: str = ""
+    blocks: list[dict[str, Any]] = field(default_factory=list)
+    stream_text: str = ""  # markdown appended by a stream
+    tasks: dict[str, tuple[str, str]] = field(default_factory=dict)  # id -> (title, status)
+    state: str = "posted"  # posted, streaming, stopped
+    edits: int = 0
+
+    @property
+    def markdown(self) -> str:
+        """The answer text shown: streamed text, then markdown blocks."""
+        blocks = "".join(b.get("text", "") for b in self.blocks if b.get("type") == "markdown")
+        return self.stream_text + blocks
+
+    def block_texts(self) -> list[str]:
+        return list(texts(self.blocks))
+
+    def feedback_values(self) -> list[str]:
+        values = []
+        for block in self.blocks:
+            for element in block.get("elements", []):
+                if element.get("type") == "feedback_buttons":
+                    values += [element["positive_button"]["value"]]
+                    values += [element["negative_button"]["value"]]
+        return values
+
+
+@dataclass
+class _Failure:
+    error: str
+    status: int
+    retry_after: int | None
+    times: int | None  # None: every call
+
+
+class FakeSlack:
+    """Start with :meth:`start`; point clients at :attr:`base_url`."""
+
+    def __init__(self) -> None:
+        self.calls: list[Call] = []
+        self.messages: dict[str, Message] = {}
+        self.socket_acks: list[dict[str, Any]] = []
+        self.base_url = ""
+        self.root = ""
+        self._failures: dict[str, list[_Failure]] = {}
+        self._ts = itertools.count(1)
+        self._lock = threading.Lock()
+        self._sockets: list[web.WebSocketResponse] = []
+        self._loop: asyncio.AbstractEventLoop | None = None
+        app = web.Application(client_max_size=8 * 1024 * 1024)
+        app.router.add_post("/api/{method}", self._api)
+        app.router.add_post("/respond/{key}", self._respond)
+        app.router.add_get("/socket", self._socket)
+        self._server = BackgroundApp(app)
+
+    # --- control -------------------------------------------------------------------------
+
+    def start(self) -> FakeSlack:
+        self.root = self._server.start()
+        self.base_url = self.root + "/api/"
+        return self
+
+    def stop(self) -> None:
+        self._server.stop()
+
+    def reset(self) -> None:
+        with self._lock:
+            self.calls.clear()
+            self.messages.clear()
+            self.socket_acks.clear()
+            self._failures.clear()
+
+    def fail(
+        self,
+        method: str,
+        error: str = "internal_error",
+        *,
+        status: int = 200,
+        retry_after: int | None = None,
+        times: int | None = 1,
+    ) -> None:
+        """The next ``times`` calls of ``method`` fail (None: all of them). ``status`` 429
+        with ``retry_after`` is a rate limit; status 200 with ``error`` a Slack error."""
+        self._failures.setdefault(method, []).append(_Failure(error, status, retry_after, times))
+
+    def response_url(self, key: str) -> str:
+        return f"{self.root}/respond/{key}"
+
+    # --- reading ---------------------------------------------------------------------------
+
+    def calls_to(self, *methods: str) -> list[Call]:
+        return [c for c in list(self.calls) if c.method in methods]
+
+    def ok_calls(self, *methods: str) -> list[Call]:
+        return [c for c in self.calls_to(*methods) if c.status == 200 and c.error is None]
+
+    def replies(self, channel: str, thread_ts: str | None) -> list[Message]:
+        """Messages the bot posted in a thread (or at the top level for None), oldest first."""
+        return [
+            m
+            for m in list(self.messages.values())
+            if (m.channel, m.thread_ts) == (channel, thread_ts)
+        ]
+
+    def answered(self, channel: str, thread_ts: str | None) -> list[Message]:
+        """Replies in a thread that carry feedback buttons: one per finished answer."""
+        return [m for m in self.replies(channel, thread_ts) if m.feedback_values()]
+
+    @property
+    def sockets(self) -> int:
+        return len([s for s in self._sockets if not s.closed])
+
+    def socket_send(self, envelope: dict[str, Any]) -> None:
+        """Deliver a Socket Mode envelope on every open connection."""
+        assert self._loop is not None, "no Socket Mode connection yet"
+
+        async def send() -> None:
+            for ws in list(self._sockets):
+                if not ws.closed:
+                    await ws.send_str(json.dumps(envelope))
+
+        asyncio.run_coroutine_threadsafe(send(), self._loop).result(5)
+
+    # --- the Web API -------------------------------------------------------------------------
+
+    async def _api(self, request: web.Request) -> web.Response:
+        method = request.match_info["method"]
+        args = await _arguments(request)
+        call = Call(method, args, time.monotonic())
+        self.calls.append(call)
+        failure = self._failure(method)
+        if failure is not None:
+            call.status, call.error = failure.status, failure.error
+            headers = (
+                {"Retry-After": str(failure.retry_after)} if failure.retry_after is not None else {}
+            )
+            body = {"ok": False, "error": "ratelimited" if failure.status == 429 else failure.error}
+            return web.json_response(body, status=failure.status, headers=headers)
+        token = request.headers.get("Authorization", "").removeprefix("Bearer ") or args.get(
+            "token"
+        )
+        expected = APP_TOKEN if method == "apps.connections.open" else BOT_TOKEN
+        if token != expected:
+            call.error = "invalid_auth"
+            return web.json_response({"ok": False, "error": "invalid_auth"})
+        handler = getattr(self, "_" + method.replace(".", "_"), None)
+        if handler is None:
+            call.error = "unknown_method"
+            return web.json_response({"ok": False, "error": "unknown_method"})
+        result: dict[str, Any] = handler(args)
+        if not result.get("ok", True):
+            call.error = str(result["error"])
+        return web.json_response({"ok": True, **result})
+
+    def _failure(self, method: str) -> _Failure | None:
+        with self._lock:
+            for failure in self._failures.get(method, []):
+                if failure.times is None:
+                    return failure
+                if failure.times > 0:
+                    failure.times -= 1
+                    return failure
+        return None
+
+    def _new_ts(self) -> str:
+        return f"1800000000.{next(self._ts):06d}"
+
+    def _auth_test(self, args: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "url": "https://teamrag-test.slack.com/",
+            "team": "teamrag test",
+            "user": "teamrag",
+            "team_id": TEAM,
+            "user_id": BOT_USER,
+            "bot_id": BOT_ID,
+            "is_enterprise_install": False,
+        }
+
+    def _apps_connections_open(self, args: dict[str, Any]) -> dict[str, Any]:
+        return {"url": self.root.replace("http://", "ws://") + "/socket"}
+
+    def _chat_postMessage(self, args: dict[str, Any]) -> dict[str, Any]:
+        problems = self._message_problems(args)
+        if problems:
+            return problems
+        message = Message(
+            channel=str(args["channel"]),
+            ts=self._new_ts(),
+            thread_ts=args.get("thread_ts") or None,
+            text=str(args.get("text") or ""),
+            blocks=list(args.get("blocks") or []),
+        )
+        self.messages[message.ts] = message
+        return {"channel": message.channel, "ts": message.ts, "message": {"text": message.text}}
+
+    def _chat_update(self, args: dict[str, Any]) -> dict[str, Any]:
+        problems = self._message_problems(args)
+        if problems:
+            return problems
+        message = self.messages.get(str(args.get("ts")))
+        if message is None or message.channel != args.get("channel"):
+            return {"ok": False, "error": "message_not_found"}
+        message.text = str(args.get("text") or "")
+        message.blocks = list(args.get("blocks") or [])
+        message.stream_text = ""  # an edit replaces everything the message showed
+        message.edits += 1
+        return {"channel": message.channel, "ts": message.ts}
+
+    def _chat_postEphemeral(self, args: dict[str, Any]) -> dict[str, Any]:
+        problems = self._message_problems(args)
+        if problems:
+            return problems
+        if not args.get("user"):
+            return {"ok": False, "error": "user_not_in_channel"}
+        return {"message_ts": self._new_ts()}
+
+    def _chat_startStream(self, args: dict[str, Any]) -> dict[str, Any]:
+        channel = str(args.get("channel", ""))
+        if not args.get("thread_ts"):
+            return {"ok": False, "error": "invalid_arguments"}
+        in_channel = channel[:1] in ("C", "G")
+        if in_channel and not (args.get("recipient_team_id") and args.get("recipient_user_id")):
+            return {"ok": False, "error": "invalid_arguments"}
+        problems = chunk_problems(args.get("chunks"))
+        if problems:
+            return {"ok": False, "error": "invalid_chunks", "errors": problems}
+        message = Message(channel, self._new_ts(), str(args["thread_ts"]), state="streaming")
+        self._apply_chunks(message, args)
+        self.messages[message.ts] = message
+        return {"channel": channel, "ts": message.ts}
+
+    def _chat_appendStream(self, args: dict[str, Any]) -> dict[str, Any]:
+        message = self._streaming(args)
+        if isinstance(message, dict):
+            return message
+        problems = chunk_problems(args.get("chunks"))
+        if problems:
+            return {"ok": False, "error": "invalid_chunks", "errors": problems}
+        self._apply_chunks(message, args)
+        return {"channel": message.channel, "ts": message.ts}
+
+    def _chat_stopStream(self, args: dict[str, Any]) -> dict[str, Any]:
+        message = self._streaming(args)
+        if isinstance(message, dict):
+            return message
+        problems = chunk_problems(args.get("chunks")) + block_problems(args.get("blocks") or [])
+        if problems:
+            return {"ok": False, "error": "invalid_blocks", "errors": problems}
+        self._apply_chunks(message, args)
+        if len(message.stream_text) > MARKDOWN_TOTAL:
+            return {"ok": False, "error": "msg_too_long"}
+        message.blocks = list(args.get("blocks") or [])
+        message.state = "stopped"
+        return {"channel": message.channel, "ts": message.ts}
+
+    def _assistant_threads_setStatus(self, args: dict[str, Any]) -> dict[str, Any]:
+        if not args.get("channel_id") or not args.get("thread_ts") or "status" not in args:
+            return {"ok": False, "error": "invalid_arguments"}
+        return {}
+
+    def _streaming(self, args: dict[str, Any]) -> Message | dict[str, Any]:
+        message = self.messages.get(str(args.get("ts")))
+        if message is None:
+            return {"ok": False, "error": "message_not_found"}
+        if message.state != "streaming":
+            return {"ok": False, "error": "message_not_in_streaming_state"}
+        return message
+
+    @staticmethod
+    def _apply_chunks(message: Message, args: dict[str, Any]) -> None:
+        message.stream_text += str(args.get("markdown_text") or "")
+        for chunk in args.get("chunks") or []:
+            if chunk["type"] == "markdown_text":
+                message.stream_text += chunk["text"]
+            elif chunk["type"] == "task_update":
+                message.tasks[chunk["id"]] = (chunk["title"], chunk["status"])
+
+    @staticmethod
+    def _message_problems(args: dict[str, Any]) -> dict[str, Any] | None:
+        if not args.get("channel"):
+            return {"ok": False, "error": "channel_not_found"}
+        if not args.get("text") and not args.get("blocks"):
+            return {"ok": False, "error": "no_text"}
+        if len(str(args.get("text") or "")) > 40_000:
+            return {"ok": False, "error": "msg_too_long"}
+        problems = block_problems(args.get("blocks") or [])
+        if problems:
+            return {"ok": False, "error": "invalid_blocks", "errors": problems}
+        return None
+
+    # --- response URLs and Socket Mode -------------------------------------------------------
+
+    async def _respond(self, request: web.Request) -> web.Response:
+        args = await request.json()
+        call = Call("response_url", {"key": request.match_info["key"], **args}, time.monotonic())
+        self.calls.append(call)
+        failure = self._failure("response_url")
+        if failure is not None:
+            call.status, call.error = (
+                (failure.status if failure.status != 200 else 400),
+                failure.error,
+            )
+            headers = (
+                {"Retry-After": str(failure.retry_after)} if failure.retry_after is not None else {}
+            )
+            return web.Response(status=call.status, text=failure.error, headers=headers)
+        problems = block_problems(args.get("blocks") or [])
+        if problems:
+            call.status, call.error = 400, "invalid_blocks"
+            return web.Response(status=400, text="invalid_blocks")
+        return web.Response(text="ok")
+
+    async def _socket(self, request: web.Request) -> web.WebSocketResponse:
+        ws = web.WebSocketResponse()
+        await ws.prepare(request)
+        self._loop = asyncio.get_running_loop()
+        self._sockets.append(ws)
+        await ws.send_str(json.dumps({"type": "hello", "num_connections": len(self._sockets)}))
+        async for frame in ws:
+            if frame.type == WSMsgType.TEXT:
+                self.socket_acks.append(json.loads(frame.data))
+        return ws
+
+
+async def _arguments(request: web.Request) -> dict[str, Any]:
+    """A Web API call's arguments, whether sent as JSON or as a form."""
+    if request.content_type == "application/json":
+        data: dict[str, Any] = await request.json()
+    else:
+        data = dict(parse_qsl(await request.text()))
+    for key in ("blocks", "chunks", "attachments", "loading_messages"):
+        if isinstance(data.get(key), str):
+            data[key] = json.loads(data[key])
+    return data
