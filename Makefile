@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint install clean bench-retrieval bench-scale bench-agent
+.PHONY: demo test lint install clean bench-retrieval bench-scale bench-agent bench-slack bench-discord
 
 $(BIN)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "teamrag needs Python 3.11 or newer; set PYTHON=python3.11")'
@@ -36,6 +36,12 @@ bench-scale: $(BIN)/.installed
 
 bench-agent: $(BIN)/.installed
 	$(BIN)/python benchmarks/agent_latency.py
+
+bench-slack: $(BIN)/.installed
+	$(BIN)/python benchmarks/slack_load.py
+
+bench-discord: $(BIN)/.installed
+	$(BIN)/python benchmarks/discord_load.py
 
 clean:
 	rm -rf $(VENV) .teamrag .pytest_cache .mypy_cache .ruff_cache
