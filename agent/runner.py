@@ -93,6 +93,7 @@ class Runner:
         self.deps = deps
         self.locks = locks or LocalThreadLocks()
         self.turn_timeout_s = turn_timeout_s
+        self._housekeeping: set[asyncio.Task[None]] = set()
 
     def _config(self, thread_id: str) -> dict[str, Any]:
         return {
@@ -113,14 +114,27 @@ class Runner:
         )
         queue: asyncio.Queue[Event | None] = asyncio.Queue()
         task = asyncio.create_task(self._drive(turn, turn_input, queue, start))
+        answered = False
         try:
             while (event := await queue.get()) is not None:
+                answered = answered or isinstance(event, Final)
                 yield event
         finally:
-            if not task.done():
+            if answered and not task.done():
+                # A caller may stop reading at the Final. The turn's housekeeping (pruning,
+                # under the thread's lock) then finishes on its own: cutting it off would
+                # leave a write half done.
+                self._housekeeping.add(task)
+                task.add_done_callback(self._housekeeping.discard)
+            elif not task.done():
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
+
+    async def wait_idle(self) -> None:
+        """Wait for the housekeeping of answered turns (before closing the stores)."""
+        if self._housekeeping:
+            await asyncio.gather(*self._housekeeping, return_exceptions=True)
 
     async def warm_up(self) -> None:
         """Load the encoder (and the routing prototypes when there is no LLM) before the
@@ -226,9 +240,7 @@ class Runner:
             degraded=bool(values.get("degraded")),
             mode="llm" if self.deps.llms is not None else "extractive",
             llm_calls=int(values.get("llm_calls") or 0),
-            usage=Usage(
-                int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
-            ),
+            usage=Usage(int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))),
             timings=timings,
             thread_id=turn.thread_id,
             notes=notes,

@@ -142,7 +142,11 @@ async def open_runner(settings: Settings, kb: KnowledgeBase) -> AsyncIterator[Ru
             )
             # Processes sharing the embedded memory file also serialise turns per thread.
             locks = None if settings.database_url else FileThreadLocks(settings.data_dir / "locks")
-            yield Runner(build_graph(checkpointer, store), deps, locks=locks)
+            runner = Runner(build_graph(checkpointer, store), deps, locks=locks)
+            try:
+                yield runner
+            finally:
+                await runner.wait_idle()
     finally:
         cache.close()
         if isinstance(web, TavilySearch):

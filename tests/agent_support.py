@@ -54,7 +54,11 @@ async def agent(
         open_store(database_url, folder / "users.sqlite") as store,
     ):
         deps = Deps(kb=kb, config=config, llms=llms, cache=cache, web=web)
-        yield Runner(build_graph(checkpointer, store), deps)
+        runner = Runner(build_graph(checkpointer, store), deps)
+        try:
+            yield runner
+        finally:
+            await runner.wait_idle()
 
 
 async def collect(runner: Runner, turn: Turn) -> tuple[list[Event], Final]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import sqlite3
 from collections.abc import AsyncIterator, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -366,3 +367,22 @@ async def test_a_chroma_server_going_away_degrades_to_keyword_search(
         kb.close()
     assert "noon" in final.answer and final.sources[0].source.endswith("lunch.md")
     assert any("vector search unavailable" in note for note in final.notes)
+
+
+async def test_a_caller_that_stops_reading_at_the_final_still_gets_its_thread_pruned(
+    sample_kb: KnowledgeBase, tmp_path: Path
+) -> None:
+    """Chat adapters stop at the Final; the pruning after it must run to its end."""
+    async with agent(sample_kb, tmp_path) as runner:
+        questions = ("백업은 며칠 보관되나요?", "온콜 인수인계는 언제?", "Who approves access?")
+        for question in questions:
+            async for event in runner.run(Turn(question, thread_root="stops-early")):
+                if isinstance(event, Final):
+                    break
+        await runner.wait_idle()
+    with sqlite3.connect(tmp_path / "memory.sqlite") as db:
+        (count,) = db.execute(
+            "SELECT count(*) FROM checkpoints WHERE thread_id = ?",
+            ("cli:local:terminal:stops-early",),
+        ).fetchone()
+    assert count == 1

@@ -8,6 +8,7 @@ and deleted afterwards, so reruns start clean.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import socket
@@ -352,6 +353,26 @@ async def test_pruning_keeps_a_long_sqlite_thread_bounded(tmp_path: Path) -> Non
         assert len(texts) == 6 and texts[-1].startswith("answer: question 59")
         await ask(graph, "long", "after pruning")
         assert (await thread_texts(graph, "long"))[-1] == "answer: after pruning"
+
+
+async def test_a_cancelled_prune_leaves_no_transaction_open(tmp_path: Path) -> None:
+    """aiosqlite finishes a statement whose await was cancelled; the prune must not leave
+    its transaction open on the shared connection (the next prune would then fail)."""
+    async with open_checkpointer(None, tmp_path / "threads.sqlite") as saver:
+        graph = build_trimming_graph(saver)
+        for round_ in range(20):
+            await ask(graph, "t", f"question {round_}")
+            await ask(graph, "t", f"again {round_}")
+            pruning = asyncio.create_task(prune_thread(saver, "t"))
+            await asyncio.sleep(0)  # into the transaction, then cut it off
+            pruning.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await pruning
+            async with saver.lock:  # type: ignore[attr-defined]
+                assert not saver.conn.in_transaction  # type: ignore[attr-defined]
+        await ask(graph, "t", "last")
+        assert await prune_thread(saver, "t")
+        assert await scalar(saver, "SELECT count(*) FROM checkpoints") == 1
 
 
 async def test_without_pruning_every_turn_adds_checkpoints(tmp_path: Path) -> None:

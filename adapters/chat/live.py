@@ -135,6 +135,11 @@ async def relay(
             pumping.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await pumping
+        # Close the stream now rather than whenever it is garbage collected, so whatever
+        # the producer does after the Final starts at once (the runner's housekeeping).
+        aclose = getattr(events, "aclose", None)
+        if aclose is not None:
+            await aclose()
     if final is None:  # the runner guarantees a Final; this guards a broken event source
         raise RuntimeError("the turn ended without a Final event")
     await reply.finish(final)

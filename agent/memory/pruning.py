@@ -9,6 +9,7 @@ of this module is the SQL that does it.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import logging
@@ -57,19 +58,31 @@ async def _prune_sqlite(saver: AsyncSqliteSaver, thread_id: str) -> bool:
     one transaction that holds SQLite's write lock, so no other process's run can
     commit a checkpoint in between."""
     await saver.setup()
+    # aiosqlite runs each statement on its own thread: a cancelled await does not stop
+    # the statement, so a cancel in the middle would leave a transaction open on the
+    # shared connection. The transaction therefore runs whole, in a task of its own.
+    return await asyncio.shield(asyncio.ensure_future(_prune_sqlite_locked(saver, thread_id)))
+
+
+async def _prune_sqlite_locked(saver: AsyncSqliteSaver, thread_id: str) -> bool:
     conn = saver.conn
     async with saver.lock:
+        if conn.in_transaction:
+            # Another write on this connection was cut off before its commit; the saver's
+            # next write commits it. Pruning can wait for the thread's next turn.
+            log.debug("not pruning thread %s now: a transaction is open", thread_id)
+            return False
         await conn.execute("BEGIN IMMEDIATE")
         try:
             pruned = await _prune_sqlite_rows(saver, thread_id)
+            if pruned:
+                await conn.commit()
+            else:
+                await conn.rollback()
         except BaseException:
             with contextlib.suppress(sqlite3.Error):
                 await conn.rollback()
             raise
-        if pruned:
-            await conn.commit()
-        else:
-            await conn.rollback()
     return pruned
 
 
