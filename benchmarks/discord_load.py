@@ -46,6 +46,7 @@ from agent.retrieval.ingest import Ingestor  # noqa: E402
 from benchmarks.agent_latency import code_state  # noqa: E402
 from benchmarks.latency_scenarios import BANK  # noqa: E402
 from bots.bench import percentile  # noqa: E402
+from bots.common import startup_objects_frozen  # noqa: E402
 from tests.agent_support import agent, analysis, review, verdict  # noqa: E402
 from tests.conftest import open_kb  # noqa: E402
 from tests.discord_support import has_feedback, until  # noqa: E402
@@ -188,7 +189,8 @@ async def run_mode(
     async with agent(kb, folder, llm=llm) as runner:
         await runner.warm_up()
         services = ChatServices(runner.run, feedback, update_interval_s=args.interval)
-        with discord_endpoints(fake.api_base, fake.gateway_url):
+        # startup_objects_frozen: as `teamrag discord` runs the bot.
+        with discord_endpoints(fake.api_base, fake.gateway_url), startup_objects_frozen():
             client = build_client(Adapter(services), guild_ready_timeout=0.05)
             running = asyncio.create_task(client.start(TOKEN))
             await until(client.is_ready, "the bot to connect", timeout=60)

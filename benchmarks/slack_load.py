@@ -51,12 +51,12 @@ from agent.retrieval.knowledge_base import KnowledgeBase  # noqa: E402
 from benchmarks.agent_latency import code_state  # noqa: E402
 from benchmarks.latency_scenarios import BANK  # noqa: E402
 from bots.bench import percentile  # noqa: E402
+from bots.common import startup_objects_frozen  # noqa: E402
 from bots.settings import Settings  # noqa: E402
 from bots.slack_bot import (  # noqa: E402
     EVENTS_PATH,
     build_slack_app,
     start_http,
-    startup_objects_frozen,
     thread_record,
     web_api_session,
 )
@@ -232,7 +232,7 @@ async def run_mode(
                 figures: list[dict[str, Any]] = await response.json()
                 return figures
 
-        with startup_objects_frozen():  # as serve_slack does
+        with startup_objects_frozen():  # as `teamrag slack` does
             await one_wave(2, 0)  # warm-up, not measured: connections, first calls
             figures = []
             for number in range(1, args.waves + 1):

@@ -28,7 +28,15 @@ from agent.retrieval.ingest import Ingestor, validate_scope
 from agent.retrieval.knowledge_base import KnowledgeBase, SearchOptions
 from agent.runner import Runner
 from bots.bench import bench_app
-from bots.common import err, fail, knowledge_base, search_mode_or_exit, settings_or_exit
+from bots.common import (
+    err,
+    fail,
+    knowledge_base,
+    on_sigterm,
+    search_mode_or_exit,
+    settings_or_exit,
+    startup_objects_frozen,
+)
 from bots.settings import BotConfigError, Settings
 from bots.wiring import feedback_store, open_chat_services, open_runner, parts_in_use
 
@@ -162,7 +170,16 @@ async def _with_chat_services(
         _warn_if_empty(settings, kb)
         try:
             async with open_chat_services(settings, kb) as services:
-                await use(services)
+                main = asyncio.current_task()
+                assert main is not None
+
+                def stop() -> None:
+                    main.cancel()
+
+                # SIGTERM (docker stop) ends a bot like Ctrl-C; the Slack bot replaces this
+                # with its own gentler stop that finishes the answers under way.
+                with startup_objects_frozen(), on_sigterm(stop):
+                    await use(services)
         except (MemoryBackendError, ChannelRulesError, BotConfigError) as exc:
             raise fail(str(exc)) from None
 
@@ -175,6 +192,8 @@ def _run(work: Coroutine[Any, Any, None]) -> None:
     except KeyboardInterrupt:
         err.print("[yellow]Interrupted.[/yellow]")
         raise typer.Exit(130) from None
+    except asyncio.CancelledError:  # SIGTERM to a bot: it stopped as it was asked to
+        err.print("Stopped.")
 
 
 ThreadOption = Annotated[

@@ -10,10 +10,6 @@ server on a port, which checks every request's signature with
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import gc
-import signal
-from collections.abc import Callable, Iterator
 
 import aiohttp
 from aiohttp import web
@@ -31,7 +27,7 @@ from adapters.slack.app import create_app
 from adapters.slack.bot import SlackBot
 from adapters.slack.live import StreamSupport
 from adapters.slack.threads import SqliteThreadRecord, ThreadRecord
-from bots.common import err
+from bots.common import err, on_sigterm
 from bots.settings import BotConfigError, Settings
 
 EVENTS_PATH = "/slack/events"
@@ -131,7 +127,7 @@ async def serve_slack(
     under way finish."""
     threads = thread_record(settings)
     stop = asyncio.Event()
-    with _on_sigterm(stop.set), startup_objects_frozen():
+    with on_sigterm(stop.set):
         try:
             async with web_api_session() as session:
                 app, bot = build_slack_app(settings, services, threads, session=session)
@@ -141,35 +137,6 @@ async def serve_slack(
                     await _http(app, bot, stop, host=host, port=port)
         finally:
             threads.close()
-
-
-@contextlib.contextmanager
-def startup_objects_frozen() -> Iterator[None]:
-    """Keep what exists at start (the encoder, the graph, the stores: alive as long as
-    the process) out of Python's full garbage collections. Each full collection stops
-    every conversation while it walks all objects: up to 156 ms with 50 answers under
-    way, 14 ms with these frozen (benchmarks/slack_load.py)."""
-    gc.collect()
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
-
-
-@contextlib.contextmanager
-def _on_sigterm(handler: Callable[[], None]) -> Iterator[None]:
-    """``docker stop`` and process managers send SIGTERM: stop as gently as on Ctrl-C."""
-    loop = asyncio.get_running_loop()
-    try:
-        loop.add_signal_handler(signal.SIGTERM, handler)
-    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or Windows
-        yield
-        return
-    try:
-        yield
-    finally:
-        loop.remove_signal_handler(signal.SIGTERM)
 
 
 async def _socket_mode(app: AsyncApp, bot: SlackBot, app_token: str, stop: asyncio.Event) -> None:

@@ -4,6 +4,10 @@ sync to a guild, sharding, running without the MESSAGE_CONTENT intent, clean shu
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -198,3 +202,42 @@ async def test_a_refused_guild_sync_names_the_guild_setting(
                 await serve_discord(settings, services)
     finally:
         fake.stop()
+
+
+async def test_teamrag_discord_as_a_process_answers_and_stops_cleanly_on_sigterm(
+    tmp_path: Path,
+) -> None:
+    """What ``docker stop`` does to ``teamrag discord``: SIGTERM, then a clean exit 0."""
+    fake = FakeDiscord().start()
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("DISCORD_", "OPENAI_"))},
+        "TEAMRAG_DATA_DIR": str(tmp_path / "data"),
+        "DISCORD_TOKEN": TOKEN,
+        "DISCORD_API_BASE": fake.api_base,
+        "DISCORD_GATEWAY_URL": fake.gateway_url,
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "bots", "discord"],
+        env=env,
+        cwd=tmp_path,  # no stray .env
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        await until(
+            lambda: process.poll() is not None or fake.calls_to(GLOBAL_COMMANDS),
+            "the bot to connect and sync its commands",
+            timeout=120,
+        )
+        assert process.poll() is None, process.communicate()[1]
+        interaction = await fake.slash("백업은 며칠 보관되나요?", locale="ko")
+        await until(lambda: has_feedback(fake.original(interaction)), "the answer")
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        fake.stop()
+    assert process.returncode == 0, stderr
+    assert "Stopped." in stderr and "Traceback" not in stderr
