@@ -44,8 +44,8 @@ from adapters.discord.options import Adapter  # noqa: E402
 from agent.retrieval.embeddings import UniversalSentenceEncoder  # noqa: E402
 from agent.retrieval.ingest import Ingestor  # noqa: E402
 from benchmarks.agent_latency import code_state  # noqa: E402
+from benchmarks.chat_load import load_summary  # noqa: E402
 from benchmarks.latency_scenarios import BANK  # noqa: E402
-from bots.bench import percentile  # noqa: E402
 from bots.common import startup_objects_frozen  # noqa: E402
 from tests.agent_support import agent, analysis, review, verdict  # noqa: E402
 from tests.conftest import open_kb  # noqa: E402
@@ -151,30 +151,12 @@ async def mention_wave(fake: FakeDiscord, channels: list[int], number: int) -> l
 
 
 def summary(figures: list[dict[str, Any]]) -> dict[str, Any]:
-    def spread(key: str) -> dict[str, float]:
-        values = [f[key] for f in figures if f[key] is not None]
-        return {
-            "p50": round(percentile(values, 0.5), 1),
-            "p95": round(percentile(values, 0.95), 1),
-            "max": round(max(values), 1),
-            "n": len(values),
-        }
-
-    routes: Counter[str] = Counter()
-    for f in figures:
-        routes.update(f["routes"])
-    return {
-        "questions": len(figures),
-        "answered_exactly_once": sum(f["answers"] == 1 for f in figures),
-        "first_call_ms": spread("first_call_ms"),
-        "first_progress_ms": spread("first_progress_ms"),
-        "first_step_ms": spread("first_step_ms"),
-        "final_ms": spread("final_ms"),
-        "calls_per_answer": round(sum(f["calls"] for f in figures) / len(figures), 2),
-        "calls_per_answer_by_route": {
-            r: round(n / len(figures), 2) for r, n in sorted(routes.items())
-        },
-    }
+    return load_summary(
+        figures,
+        ("first_call_ms", "first_progress_ms", "first_step_ms", "final_ms"),
+        "routes",
+        "questions",
+    )
 
 
 async def run_mode(

@@ -268,6 +268,19 @@ def status() -> None:
             out.print(line, highlight=False)
 
 
+def _serve_bot(
+    check: Callable[[Settings], None],
+    serve: Callable[[Settings, ChatServices], Awaitable[None]],
+) -> None:
+    """Check the bot's settings before opening anything, then run it until stopped."""
+    settings = settings_or_exit()
+    try:
+        check(settings)
+    except BotConfigError as exc:
+        raise fail(str(exc), 2) from None
+    _run(_with_chat_services(settings, lambda services: serve(settings, services)))
+
+
 @app.command()
 def slack(
     port: Annotated[
@@ -277,16 +290,10 @@ def slack(
     """The Slack bot: Socket Mode when SLACK_APP_TOKEN is set, else the HTTP Events API."""
     from bots.slack_bot import check_slack_settings, serve_slack
 
-    settings = settings_or_exit()
-    try:
-        check_slack_settings(settings)
-    except BotConfigError as exc:
-        raise fail(str(exc), 2) from None
+    def serve(settings: Settings, services: ChatServices) -> Awaitable[None]:
+        return serve_slack(settings, services, port=port or settings.slack_port)
 
-    async def use(services: ChatServices) -> None:
-        await serve_slack(settings, services, port=port or settings.slack_port)
-
-    _run(_with_chat_services(settings, use))
+    _serve_bot(check_slack_settings, serve)
 
 
 @app.command()
@@ -294,16 +301,7 @@ def discord() -> None:
     """The Discord bot: /ask, mentions and thread follow-ups (DISCORD_TOKEN)."""
     from bots.discord_bot import check_discord_settings, serve_discord
 
-    settings = settings_or_exit()
-    try:
-        check_discord_settings(settings)
-    except BotConfigError as exc:
-        raise fail(str(exc), 2) from None
-
-    async def use(services: ChatServices) -> None:
-        await serve_discord(settings, services)
-
-    _run(_with_chat_services(settings, use))
+    _serve_bot(check_discord_settings, serve_discord)
 
 
 @app.command()

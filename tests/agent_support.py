@@ -113,9 +113,9 @@ def analysis(
     }
 
 
-def review(score: float, ranking: Sequence[int] = (1, 2, 3), missing: Sequence[str] = ()) -> dict[
-    str, Any
-]:
+def review(
+    score: float, ranking: Sequence[int] = (1, 2, 3), missing: Sequence[str] = ()
+) -> dict[str, Any]:
     return {"ranking": list(ranking), "sufficiency": score, "missing_aspects": list(missing)}
 
 
@@ -133,3 +133,23 @@ def verdict(ok: bool = True, reason: str = "") -> dict[str, Any]:
 def request_text(body: dict[str, Any]) -> str:
     """All message contents of a chat request, to check what the model was shown."""
     return "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
+
+
+def script_answer(llm: FakeOpenAI, *answers: str, analyses: Sequence[Any] = ()) -> None:
+    """Script knowledge turns that pass every check: ``analyses`` (default: one plain
+    knowledge route), enough evidence, the answer texts in order, a passing verdict."""
+    llm.reply("Analysis", *(analyses or [analysis()]))
+    llm.reply("Review", review(0.9))
+    llm.reply("text", *answers)
+    llm.reply("Verdict", verdict(True))
+
+
+# Two turns of one thread: the second needs the first to make sense.
+FOLLOW_UP_ANALYSES = (
+    analysis(),
+    analysis(needs_history=True, standalone="Where does the on-call handover happen?"),
+)
+FOLLOW_UP_ANSWERS = (
+    "Postgres backups are kept for 35 days [1].",
+    "The handover is in the #oncall-handover channel [1].",
+)

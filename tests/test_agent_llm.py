@@ -20,11 +20,14 @@ from agent.events import Progress, Token, Turn
 from agent.retrieval.knowledge_base import KnowledgeBase
 from agent.websearch import TavilySearch
 from tests.agent_support import (
+    FOLLOW_UP_ANALYSES,
+    FOLLOW_UP_ANSWERS,
     agent,
     analysis,
     collect,
     request_text,
     review,
+    script_answer,
     shown_text,
     stages,
     verdict,
@@ -37,10 +40,7 @@ BACKUPS = "Postgres 백업은 며칠 동안 보관되나요?"
 
 def _answer_everything(fake: FakeOpenAI) -> None:
     """The happy path: a knowledge route, enough evidence, one cited answer, a pass."""
-    fake.reply("Analysis", analysis())
-    fake.reply("Review", review(0.9))
-    fake.reply("text", "Backups are kept for 35 days [1].")
-    fake.reply("Verdict", verdict(True))
+    script_answer(fake, "Backups are kept for 35 days [1].")
 
 
 async def test_knowledge_answer_with_every_check_takes_three_round_trips(
@@ -107,18 +107,7 @@ async def test_a_question_asked_again_is_served_from_the_cache(
 async def test_a_follow_up_is_rewritten_with_the_thread_history(
     sample_kb: KnowledgeBase, tmp_path: Path, fake_llm: FakeOpenAI
 ) -> None:
-    fake_llm.reply(
-        "Analysis",
-        analysis(),
-        analysis(needs_history=True, standalone="Where does the on-call handover happen?"),
-    )
-    fake_llm.reply("Review", review(0.9))
-    fake_llm.reply(
-        "text",
-        "Postgres backups are kept for 35 days [1].",
-        "The handover is in the #oncall-handover channel [1].",
-    )
-    fake_llm.reply("Verdict", verdict(True))
+    script_answer(fake_llm, *FOLLOW_UP_ANSWERS, analyses=FOLLOW_UP_ANALYSES)
     async with agent(sample_kb, tmp_path, llm=fake_llm) as runner:
         await collect(runner, Turn("How long are Postgres backups kept?"))
         events, final = await collect(runner, Turn("and where is the handover?"))

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.retrieval.knowledge_base import KnowledgeBase
-from tests.agent_support import analysis, review, verdict
+from tests.agent_support import script_answer
 from tests.chat_support import chat_services
 from tests.discord_support import Bot, buttons, discord_bot, embed_text, has_feedback, until
 from tests.fakes.discord_payloads import BOT_ID
@@ -83,10 +83,7 @@ async def test_streamed_answer_text_shows_in_the_progress_edits(
     sample_kb: KnowledgeBase, tmp_path: Path, fake_llm: FakeOpenAI
 ) -> None:
     answer = "Postgres 백업은 매일 밤 전체 백업을 하고 35일 동안 보관됩니다 [1]."
-    fake_llm.reply("Analysis", analysis())
-    fake_llm.reply("Review", review(0.9))
-    fake_llm.reply("text", answer)
-    fake_llm.reply("Verdict", verdict(True))
+    script_answer(fake_llm, answer)
     fake_llm.latency_s = 0.15  # slow enough for a progress edit while the answer streams
     async with (
         chat_services(sample_kb, tmp_path, llm=fake_llm) as services,

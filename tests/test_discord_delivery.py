@@ -12,7 +12,7 @@ from adapters.chat.feedback import SqliteFeedbackStore
 from adapters.chat.services import ChatServices
 from agent.events import Event, Progress, Turn
 from agent.retrieval.knowledge_base import KnowledgeBase
-from tests.agent_support import analysis, review, verdict
+from tests.agent_support import script_answer
 from tests.chat_support import chat_services
 from tests.discord_support import Bot, buttons, discord_bot, has_feedback, until
 from tests.fakes.discord_payloads import BOT_ID
@@ -28,10 +28,7 @@ LONG_ANSWER = "\n\n".join(
 
 
 def script_long_answer(fake_llm: FakeOpenAI) -> None:
-    fake_llm.reply("Analysis", analysis())
-    fake_llm.reply("Review", review(0.9))
-    fake_llm.reply("text", LONG_ANSWER)
-    fake_llm.reply("Verdict", verdict(True))
+    script_answer(fake_llm, LONG_ANSWER)
 
 
 async def final_response(bot: Bot, interaction: int) -> list[dict[str, Any]]:

@@ -7,7 +7,7 @@ from typing import Any
 
 from adapters.chat.channels import ChannelRule, ChannelRules
 from agent.retrieval.knowledge_base import KnowledgeBase
-from tests.agent_support import analysis, request_text, review, verdict
+from tests.agent_support import request_text, script_answer
 from tests.chat_support import chat_services
 from tests.discord_support import Bot, discord_bot, embed_text, has_feedback, until
 from tests.fakes.discord_payloads import BOT_ID, BOT_ROLE_ID, MESSAGE_CONTENT_INTENT
@@ -69,10 +69,7 @@ async def test_korean_mention_gets_a_korean_thread_name_within_100_characters(
 async def test_follow_up_in_the_bots_thread_needs_no_mention_and_has_the_history(
     sample_kb: KnowledgeBase, tmp_path: Path, fake_llm: FakeOpenAI
 ) -> None:
-    fake_llm.reply("Analysis", analysis())
-    fake_llm.reply("Review", review(0.9))
-    fake_llm.reply("text", "Postgres backups are kept for 35 days [1].")
-    fake_llm.reply("Verdict", verdict(True))
+    script_answer(fake_llm, "Postgres backups are kept for 35 days [1].")
     async with (
         chat_services(sample_kb, tmp_path, llm=fake_llm) as services,
         discord_bot(services) as bot,

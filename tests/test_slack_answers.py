@@ -12,7 +12,12 @@ from typing import TypeVar
 
 from adapters.chat.channels import ChannelRule, ChannelRules
 from agent.retrieval.knowledge_base import KnowledgeBase
-from tests.agent_support import analysis, request_text, review, verdict
+from tests.agent_support import (
+    FOLLOW_UP_ANALYSES,
+    FOLLOW_UP_ANSWERS,
+    request_text,
+    script_answer,
+)
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_server import TEAM, FakeSlack
 from tests.slack_support import (
@@ -102,18 +107,7 @@ async def test_a_direct_message_is_answered_in_its_thread_and_so_is_every_reply_
 async def test_a_reply_in_the_bots_thread_is_answered_without_a_mention_using_the_history(
     fake_slack: FakeSlack, sample_kb: KnowledgeBase, tmp_path: Path, fake_llm: FakeOpenAI
 ) -> None:
-    fake_llm.reply(
-        "Analysis",
-        analysis(),
-        analysis(needs_history=True, standalone="Where does the on-call handover happen?"),
-    )
-    fake_llm.reply("Review", review(0.9))
-    fake_llm.reply(
-        "text",
-        "Postgres backups are kept for 35 days [1].",
-        "The handover is in the #oncall-handover channel [1].",
-    )
-    fake_llm.reply("Verdict", verdict(True))
+    script_answer(fake_llm, *FOLLOW_UP_ANSWERS, analyses=FOLLOW_UP_ANALYSES)
     async with slack_bot(fake_slack, sample_kb, tmp_path, llm=fake_llm) as slack:
         asked = await slack.mention("How long are Postgres backups kept?")
         await until(lambda: fake_slack.answered(CHANNEL, asked["ts"]))

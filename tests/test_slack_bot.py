@@ -21,7 +21,7 @@ from agent.retrieval.knowledge_base import KnowledgeBase
 from bots.cli import app as cli
 from bots.settings import BotConfigError
 from bots.slack_bot import EVENTS_PATH, check_slack_settings, serve_slack
-from tests.agent_support import analysis, review, verdict
+from tests.agent_support import script_answer
 from tests.chat_support import chat_services
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_server import APP_TOKEN, BOT_TOKEN, BOT_USER, TEAM, FakeSlack
@@ -92,10 +92,7 @@ async def _serving(ended: Callable[[], bool], harness: SlackSender) -> None:
 async def test_serve_slack_runs_the_events_api_and_finishes_answers_when_stopped(
     fake_slack: FakeSlack, sample_kb: KnowledgeBase, tmp_path: Path, fake_llm: FakeOpenAI
 ) -> None:
-    fake_llm.reply("Analysis", analysis())
-    fake_llm.reply("Review", review(0.9))
-    fake_llm.reply("text", "Ask your team lead; access lasts 14 days [1].")
-    fake_llm.reply("Verdict", verdict(True))
+    script_answer(fake_llm, "Ask your team lead; access lasts 14 days [1].")
     fake_llm.latency_s = 0.3  # the answer is still under way when the bot is told to stop
     port = free_port()
     settings = settings_for(fake_slack, tmp_path)

@@ -17,7 +17,7 @@ from adapters.chat.feedback import SqliteFeedbackStore
 from adapters.slack.blocks import ANSWER_PIECE
 from agent.events import Event, Progress, Turn
 from agent.retrieval.knowledge_base import KnowledgeBase
-from tests.agent_support import analysis, review, verdict
+from tests.agent_support import script_answer, verdict
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.fakes.slack_limits import block_problems
 from tests.fakes.slack_server import FakeSlack
@@ -34,10 +34,7 @@ pytest_plugins = ("tests.slack_fixtures",)
 
 
 def _script_answer(fake: FakeOpenAI, *texts: str) -> None:
-    fake.reply("Analysis", analysis())
-    fake.reply("Review", review(0.9))
-    fake.reply("text", *texts)
-    fake.reply("Verdict", verdict(True))
+    script_answer(fake, *texts)
 
 
 async def test_when_streaming_is_not_available_it_posts_and_edits_and_stops_trying(

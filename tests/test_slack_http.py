@@ -8,7 +8,7 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 from agent.retrieval.knowledge_base import KnowledgeBase
-from tests.agent_support import analysis, review, verdict
+from tests.agent_support import script_answer
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_server import BOT_USER, FakeSlack
 from tests.slack_support import (
@@ -57,10 +57,7 @@ async def test_the_url_verification_challenge_is_answered(
 async def test_an_event_is_acknowledged_before_the_answer_is_ready(
     fake_slack: FakeSlack, sample_kb: KnowledgeBase, tmp_path: Path, fake_llm: FakeOpenAI
 ) -> None:
-    fake_llm.reply("Analysis", analysis())
-    fake_llm.reply("Review", review(0.9))
-    fake_llm.reply("text", "Ask your team lead; access lasts 14 days [1].")
-    fake_llm.reply("Verdict", verdict(True))
+    script_answer(fake_llm, "Ask your team lead; access lasts 14 days [1].")
     fake_llm.latency_s = 0.5  # every LLM call takes half a second: the answer takes seconds
     async with slack_bot(fake_slack, sample_kb, tmp_path, llm=fake_llm) as slack:
         asked = await slack.mention("How do I get production access?")
