@@ -17,7 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from adapters import console as view
-from adapters.chat.channels import ChannelRulesError
+from adapters.chat.channels import ChannelRules, ChannelRulesError, load_channel_rules
 from adapters.chat.feedback import Rating
 from adapters.chat.services import ChatServices
 from adapters.terminal import chat as terminal_chat
@@ -158,7 +158,7 @@ async def _with_runner(settings: Settings, use: Callable[[Runner], Awaitable[Non
 
 
 async def _with_chat_services(
-    settings: Settings, use: Callable[[ChatServices], Awaitable[None]]
+    settings: Settings, rules: ChannelRules, use: Callable[[ChatServices], Awaitable[None]]
 ) -> None:
     # A bot runs for days: what it did (connected, refused, retried) belongs in its log.
     logging.basicConfig(
@@ -169,7 +169,7 @@ async def _with_chat_services(
     with knowledge_base(settings) as kb:
         _warn_if_empty(settings, kb)
         try:
-            async with open_chat_services(settings, kb) as services:
+            async with open_chat_services(settings, kb, rules) as services:
                 main = asyncio.current_task()
                 assert main is not None
 
@@ -180,7 +180,7 @@ async def _with_chat_services(
                 # with its own gentler stop that finishes the answers under way.
                 with startup_objects_frozen(), on_sigterm(stop):
                     await use(services)
-        except (MemoryBackendError, ChannelRulesError, BotConfigError) as exc:
+        except (MemoryBackendError, BotConfigError) as exc:
             raise fail(str(exc)) from None
 
 
@@ -276,9 +276,10 @@ def _serve_bot(
     settings = settings_or_exit()
     try:
         check(settings)
-    except BotConfigError as exc:
+        rules = load_channel_rules(settings.channels_file)
+    except (BotConfigError, ChannelRulesError) as exc:
         raise fail(str(exc), 2) from None
-    _run(_with_chat_services(settings, lambda services: serve(settings, services)))
+    _run(_with_chat_services(settings, rules, lambda services: serve(settings, services)))
 
 
 @app.command()

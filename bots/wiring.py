@@ -11,7 +11,7 @@ from contextlib import asynccontextmanager
 from dataclasses import fields
 from typing import Any
 
-from adapters.chat.channels import load_channel_rules
+from adapters.chat.channels import ChannelRules, load_channel_rules
 from adapters.chat.feedback import SqliteFeedbackStore
 from adapters.chat.services import ChatServices
 from agent.cache import SqliteAnswerCache
@@ -158,12 +158,15 @@ def feedback_store(settings: Settings) -> SqliteFeedbackStore:
 
 
 @asynccontextmanager
-async def open_chat_services(settings: Settings, kb: KnowledgeBase) -> AsyncIterator[ChatServices]:
+async def open_chat_services(
+    settings: Settings, kb: KnowledgeBase, rules: ChannelRules | None = None
+) -> AsyncIterator[ChatServices]:
     """The agent plus what a chat bot keeps around it: feedback, channel rules, de-duplication.
 
-    Raises ``ChannelRulesError`` before anything opens when the channels file is wrong.
+    Without ``rules`` they are read from the channels file (``ChannelRulesError`` before
+    anything opens when it is wrong).
     """
-    rules = load_channel_rules(settings.channels_file)
+    rules = rules if rules is not None else load_channel_rules(settings.channels_file)
     feedback = feedback_store(settings)
     try:
         async with open_runner(settings, kb) as runner:

@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from adapters.chat.channels import ChannelRule, ChannelRulesError, load_channel_rules
+from bots.cli import app
 
 RULES = """
 [defaults]
@@ -64,3 +66,19 @@ def test_a_wrong_file_names_the_variable_the_place_and_the_problem(
 def test_a_missing_file_says_how_to_fix_it(tmp_path: Path) -> None:
     with pytest.raises(ChannelRulesError, match=r"cannot be read.*unset it"):
         load_channel_rules(tmp_path / "nope.toml")
+
+
+@pytest.mark.parametrize("bot", ["slack", "discord"])
+def test_a_bot_with_a_wrong_channels_file_stops_before_opening_anything(
+    bot: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TEAMRAG_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-1")
+    monkeypatch.setenv("SLACK_APP_TOKEN", "xapp-1-A1-1-abc")
+    monkeypatch.setenv("DISCORD_TOKEN", "token")
+    monkeypatch.setenv("TEAMRAG_CHANNELS_FILE", str(write(tmp_path, "[channels.C1\n")))
+    result = CliRunner().invoke(app, [bot])
+    assert result.exit_code == 2
+    assert "is not valid TOML" in result.output
+    assert not (tmp_path / "data").exists()  # nothing was opened or created
