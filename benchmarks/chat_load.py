@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import argparse
+import json
 from collections import Counter
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from bots.bench import percentile
@@ -36,3 +39,23 @@ def load_summary(
             name: round(n / len(figures), 2) for name, n in sorted(calls.items())
         },
     }
+
+
+def load_arguments(description: str, json_out: Path) -> argparse.ArgumentParser:
+    """The options both load benchmarks take (a benchmark may add its own)."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--conversations", type=int, default=50, help="at once, per wave")
+    parser.add_argument("--waves", type=int, default=3)
+    parser.add_argument("--latency", type=float, default=0.3, help="fake LLM seconds per call")
+    parser.add_argument(
+        "--interval", type=float, default=1.0, help="least seconds between two edits (default)"
+    )
+    parser.add_argument("--json-out", type=Path, default=json_out)
+    return parser
+
+
+def report(result: dict[str, Any], json_out: Path) -> None:
+    """Print the result and keep it in ``json_out`` (benchmarks/results)."""
+    print(json.dumps(result, indent=1, ensure_ascii=False))
+    json_out.parent.mkdir(parents=True, exist_ok=True)
+    json_out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", "utf-8")

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import platform
 import shutil
@@ -44,7 +43,7 @@ from adapters.discord.options import Adapter  # noqa: E402
 from agent.retrieval.embeddings import UniversalSentenceEncoder  # noqa: E402
 from agent.retrieval.ingest import Ingestor  # noqa: E402
 from benchmarks.agent_latency import code_state  # noqa: E402
-from benchmarks.chat_load import load_summary  # noqa: E402
+from benchmarks.chat_load import load_arguments, load_summary, report  # noqa: E402
 from benchmarks.latency_scenarios import BANK  # noqa: E402
 from bots.common import startup_objects_frozen  # noqa: E402
 from tests.agent_support import agent, analysis, review, verdict  # noqa: E402
@@ -226,21 +225,12 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--conversations", type=int, default=50, help="at once, per wave")
-    parser.add_argument("--waves", type=int, default=3)
-    parser.add_argument("--latency", type=float, default=0.3, help="fake LLM seconds per call")
-    parser.add_argument(
-        "--interval", type=float, default=1.0, help="least seconds between two edits (default)"
-    )
-    parser.add_argument(
-        "--json-out", type=Path, default=REPO / "benchmarks" / "results" / "discord_load.json"
+    parser = load_arguments(
+        __doc__.splitlines()[0], REPO / "benchmarks" / "results" / "discord_load.json"
     )
     args = parser.parse_args()
     result = asyncio.run(run(args))
-    print(json.dumps(result, indent=1, ensure_ascii=False))
-    args.json_out.parent.mkdir(parents=True, exist_ok=True)
-    args.json_out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", "utf-8")
+    report(result, args.json_out)
 
 
 if __name__ == "__main__":

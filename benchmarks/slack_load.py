@@ -49,7 +49,7 @@ from agent.retrieval.embeddings import UniversalSentenceEncoder  # noqa: E402
 from agent.retrieval.ingest import Ingestor  # noqa: E402
 from agent.retrieval.knowledge_base import KnowledgeBase  # noqa: E402
 from benchmarks.agent_latency import code_state  # noqa: E402
-from benchmarks.chat_load import load_summary  # noqa: E402
+from benchmarks.chat_load import load_arguments, load_summary, report  # noqa: E402
 from benchmarks.latency_scenarios import BANK  # noqa: E402
 from bots.common import startup_objects_frozen  # noqa: E402
 from bots.settings import Settings  # noqa: E402
@@ -270,15 +270,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--conversations", type=int, default=50, help="at once, per wave")
-    parser.add_argument("--waves", type=int, default=3)
-    parser.add_argument("--latency", type=float, default=0.3, help="fake LLM seconds per call")
-    parser.add_argument(
-        "--interval", type=float, default=1.0, help="least seconds between two edits (default)"
-    )
-    parser.add_argument(
-        "--json-out", type=Path, default=REPO / "benchmarks" / "results" / "slack_load.json"
+    parser = load_arguments(
+        __doc__.splitlines()[0], REPO / "benchmarks" / "results" / "slack_load.json"
     )
     parser.add_argument("--outside", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -286,9 +279,7 @@ def main() -> None:
         asyncio.run(outside(args.latency))
         return
     result = asyncio.run(run(args))
-    print(json.dumps(result, indent=1, ensure_ascii=False))
-    args.json_out.parent.mkdir(parents=True, exist_ok=True)
-    args.json_out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", "utf-8")
+    report(result, args.json_out)
 
 
 if __name__ == "__main__":
