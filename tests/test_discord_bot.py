@@ -226,8 +226,11 @@ async def test_teamrag_discord_as_a_process_answers_and_stops_cleanly_on_sigterm
     )
     try:
         await until(
-            lambda: process.poll() is not None or fake.calls_to(GLOBAL_COMMANDS),
-            "the bot to connect and sync its commands",
+            lambda: (
+                process.poll() is not None
+                or (fake.calls_to(GLOBAL_COMMANDS) and fake.gateway.ready_shards())
+            ),
+            "the bot to sync its commands and connect to the gateway",
             timeout=120,
         )
         assert process.poll() is None, process.communicate()[1]
