@@ -171,6 +171,27 @@ def code_state() -> dict[str, Any]:
     return {"commit": git("rev-parse", "--short", "HEAD").strip(), "uncommitted": changed}
 
 
+def run_header(script: str) -> dict[str, Any]:
+    """What every benchmark result starts with: how to run it again, on what, at which code."""
+    return {
+        "command": " ".join([".venv/bin/python", f"benchmarks/{script}", *sys.argv[1:]]),
+        "machine": {
+            "cpus": os.cpu_count(),
+            "processor": platform.processor() or platform.machine(),
+            "python": platform.python_version(),
+        },
+        "code": code_state(),
+    }
+
+
+def ingested_samples(folder: Path) -> KnowledgeBase:
+    """The sample knowledge base, ingested into ``folder``: what the latency benchmarks ask."""
+    kb = open_kb(folder / "data", UniversalSentenceEncoder())
+    report = Ingestor(kb).run([REPO / "samples" / "kb"])
+    assert not report.failed, report.failed
+    return kb
+
+
 def table(routes: dict[str, dict[str, Any]]) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -202,11 +223,9 @@ def targets(result: dict[str, Any]) -> dict[str, bool]:
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
-    began, code = time.monotonic(), code_state()
+    began, header = time.monotonic(), run_header("agent_latency.py")
     folder = Path(tempfile.mkdtemp(prefix="teamrag-latency-"))
-    kb = open_kb(folder / "data", UniversalSentenceEncoder())
-    report = Ingestor(kb).run([REPO / "samples" / "kb"])
-    assert not report.failed, report.failed
+    kb = ingested_samples(folder)
     fake = FakeOpenAI().start()
     fake.latency_s = args.latency
     naive = NaivePipeline(kb, fake.base_url)
@@ -239,13 +258,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         return round(float(routes[naive_route][key] / routes[agent_route][key]), 2)
 
     result = {
-        "command": " ".join([".venv/bin/python", "benchmarks/agent_latency.py", *sys.argv[1:]]),
-        "machine": {
-            "cpus": os.cpu_count(),
-            "processor": platform.processor() or platform.machine(),
-            "python": platform.python_version(),
-        },
-        "code": code,
+        **header,
         "latency_s": args.latency,
         "turns_per_route": args.turns,
         "routes": routes,

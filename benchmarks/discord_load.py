@@ -23,8 +23,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
-import platform
 import shutil
 import sys
 import tempfile
@@ -40,14 +38,11 @@ from adapters.chat.feedback import SqliteFeedbackStore  # noqa: E402
 from adapters.chat.services import ChatServices  # noqa: E402
 from adapters.discord.client import build_client, discord_endpoints  # noqa: E402
 from adapters.discord.options import Adapter  # noqa: E402
-from agent.retrieval.embeddings import UniversalSentenceEncoder  # noqa: E402
-from agent.retrieval.ingest import Ingestor  # noqa: E402
-from benchmarks.agent_latency import code_state  # noqa: E402
+from benchmarks.agent_latency import ingested_samples, run_header  # noqa: E402
 from benchmarks.chat_load import load_arguments, load_summary, report  # noqa: E402
 from benchmarks.latency_scenarios import BANK  # noqa: E402
 from bots.common import startup_objects_frozen  # noqa: E402
 from tests.agent_support import agent, analysis, review, verdict  # noqa: E402
-from tests.conftest import open_kb  # noqa: E402
 from tests.discord_support import has_feedback, until  # noqa: E402
 from tests.fakes.discord_payloads import BOT_ID, TOKEN  # noqa: E402
 from tests.fakes.discord_rest import CALLBACK, CHANNEL_MESSAGE, START_THREAD  # noqa: E402
@@ -189,11 +184,9 @@ async def run_mode(
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
-    began, code = time.monotonic(), code_state()
+    began, header = time.monotonic(), run_header("discord_load.py")
     folder = Path(tempfile.mkdtemp(prefix="teamrag-discord-load-"))
-    kb = open_kb(folder / "data", UniversalSentenceEncoder())
-    report = Ingestor(kb).run([REPO / "samples" / "kb"])
-    assert not report.failed, report.failed
+    kb = ingested_samples(folder)
     llm = FakeOpenAI().start()
     llm.latency_s = args.latency
     script(llm)
@@ -204,13 +197,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     kb.close()
     shutil.rmtree(folder, ignore_errors=True)
     return {
-        "command": " ".join([".venv/bin/python", "benchmarks/discord_load.py", *sys.argv[1:]]),
-        "machine": {
-            "cpus": os.cpu_count(),
-            "processor": platform.processor() or platform.machine(),
-            "python": platform.python_version(),
-        },
-        "code": code,
+        **header,
         "llm_latency_s": args.latency,
         "update_interval_s": args.interval,
         "conversations_per_wave": args.conversations,

@@ -26,8 +26,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
-import platform
 import shutil
 import subprocess
 import sys
@@ -45,10 +43,8 @@ from aiohttp import web  # noqa: E402
 
 from adapters.chat.feedback import SqliteFeedbackStore  # noqa: E402
 from adapters.chat.services import ChatServices  # noqa: E402
-from agent.retrieval.embeddings import UniversalSentenceEncoder  # noqa: E402
-from agent.retrieval.ingest import Ingestor  # noqa: E402
 from agent.retrieval.knowledge_base import KnowledgeBase  # noqa: E402
-from benchmarks.agent_latency import code_state  # noqa: E402
+from benchmarks.agent_latency import ingested_samples, run_header  # noqa: E402
 from benchmarks.chat_load import load_arguments, load_summary, report  # noqa: E402
 from benchmarks.latency_scenarios import BANK  # noqa: E402
 from bots.common import startup_objects_frozen  # noqa: E402
@@ -61,7 +57,6 @@ from bots.slack_bot import (  # noqa: E402
     web_api_session,
 )
 from tests.agent_support import agent, analysis, review, verdict  # noqa: E402
-from tests.conftest import open_kb  # noqa: E402
 from tests.fakes.openai_server import FakeOpenAI  # noqa: E402
 from tests.fakes.slack_server import BOT_TOKEN, BOT_USER, Call, FakeSlack  # noqa: E402
 from tests.slack_support import SECRET, SlackSender, until  # noqa: E402
@@ -226,11 +221,9 @@ async def run_mode(
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
-    began, code = time.monotonic(), code_state()
+    began, header = time.monotonic(), run_header("slack_load.py")
     folder = Path(tempfile.mkdtemp(prefix="teamrag-slack-load-"))
-    kb = open_kb(folder / "data", UniversalSentenceEncoder())
-    report = Ingestor(kb).run([REPO / "samples" / "kb"])
-    assert not report.failed, report.failed
+    kb = ingested_samples(folder)
     world_process = subprocess.Popen(
         [sys.executable, __file__, "--outside", "--latency", str(args.latency)],
         stdout=subprocess.PIPE,
@@ -250,13 +243,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         kb.close()
         shutil.rmtree(folder, ignore_errors=True)
     return {
-        "command": " ".join([".venv/bin/python", "benchmarks/slack_load.py", *sys.argv[1:]]),
-        "machine": {
-            "cpus": os.cpu_count(),
-            "processor": platform.processor() or platform.machine(),
-            "python": platform.python_version(),
-        },
-        "code": code,
+        **header,
         "llm_latency_s": args.latency,
         "update_interval_s": args.interval,
         "conversations_per_wave": args.conversations,
