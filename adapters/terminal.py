@@ -22,10 +22,7 @@ from agent.events import Event, Final, Progress, Token, Turn
 RunTurn = Callable[[Turn], AsyncIterator[Event]]
 
 _EXIT = {"/quit", "/exit", ":q", "/q"}
-_HELP = (
-    "Type a question in Korean or English. /new starts a new thread, /quit leaves "
-    "(or Ctrl-D)."
-)
+_HELP = "Type a question in Korean or English. /new starts a new thread, /quit leaves (or Ctrl-D)."
 
 
 def new_thread_id() -> str:

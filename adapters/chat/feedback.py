@@ -9,6 +9,7 @@ user and answer: a changed mind replaces the earlier vote.
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import threading
 import time
@@ -21,6 +22,8 @@ from typing import Literal, Protocol
 
 from agent.events import Final, Source, Turn
 from agent.sqlite_tx import immediate
+
+log = logging.getLogger(__name__)
 
 Rating = Literal["up", "down"]
 
@@ -81,6 +84,18 @@ class FeedbackStore(Protocol):
     def entries(self, rating: Rating | None = "down", limit: int = 50) -> list[FeedbackEntry]:
         """The latest votes, newest first (only ``rating`` ones unless it is None)."""
         ...
+
+
+async def remember_for_buttons(store: FeedbackStore, turn: Turn, final: Final) -> str | None:
+    """The id the feedback buttons of ``final`` carry, or None for no buttons: a blocked
+    reply gets none, and a store that fails costs the buttons, not the answer."""
+    if final.blocked:
+        return None
+    try:
+        return await store.remember(AnswerRecord.of(turn, final))
+    except Exception:
+        log.exception("could not keep the answer for feedback; it goes out without buttons")
+        return None
 
 
 _SCHEMA = """

@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 import discord
 
-from adapters.chat.feedback import AnswerRecord
+from adapters.chat.feedback import remember_for_buttons
 from adapters.chat.live import LiveView, relay
 from adapters.chat.phrases import phrase
 from adapters.chat.services import ChatServices
@@ -237,19 +237,8 @@ async def _put(
 
 
 def remembering(services: ChatServices, turn: Turn) -> Remember:
-    """Store each answer for its feedback buttons; a blocked reply gets no buttons, and a
-    store that fails costs the buttons, not the answer."""
-
-    async def remember(final: Final) -> str | None:
-        if final.blocked:
-            return None
-        try:
-            return await services.feedback.remember(AnswerRecord.of(turn, final))
-        except Exception:
-            log.exception("could not store the answer for feedback; posting it without buttons")
-            return None
-
-    return remember
+    """Store each answer for its feedback buttons (see :func:`remember_for_buttons`)."""
+    return partial(remember_for_buttons, services.feedback, turn)
 
 
 async def answer(

@@ -21,7 +21,7 @@ from slack_sdk.http_retry.async_handler import AsyncRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
-from adapters.chat.feedback import AnswerRecord, Rating
+from adapters.chat.feedback import Rating, remember_for_buttons
 from adapters.chat.live import LiveReply, LiveView, relay
 from adapters.chat.phrases import Phrase, language_of, phrase
 from adapters.chat.services import ChatServices
@@ -249,12 +249,7 @@ class SlackBot:
 
     def _render(self, turn: Turn, head: tuple[Block, ...] = ()) -> Render:
         async def render(final: Final) -> list[SlackMessage]:
-            answer_id: str | None = None
-            if not final.blocked:
-                try:
-                    answer_id = await self.services.feedback.remember(AnswerRecord.of(turn, final))
-                except Exception:  # no buttons is better than no answer
-                    log.exception("could not keep the answer for feedback; no buttons this time")
+            answer_id = await remember_for_buttons(self.services.feedback, turn, final)
             return final_messages(final, answer_id=answer_id, head=head)
 
         return render
