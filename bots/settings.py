@@ -89,10 +89,63 @@ class Settings(BaseSettings):
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
         "INFO", description="What the bots log to stderr."
     )
+    log_format: Literal["text", "json"] = Field(
+        "text", description="'json': one JSON object per line, for a log collector."
+    )
+
+    # Team deployment: state shared by every worker (unset = in-process, one worker)
+    redis_url: str | None = Field(
+        None,
+        validation_alias=AliasChoices("REDIS_URL"),
+        description="Rate limits, answer cache, de-duplication, thread locks, the turn queue, "
+        "usage and feedback records, shared by every worker.",
+    )
+    redis_retry_s: float = Field(
+        5.0,
+        gt=0,
+        le=300,
+        description="After Redis fails, use in-process state this long before trying Redis again.",
+    )
+    rate_limit_per_minute: int = Field(
+        20, ge=0, le=10_000, description="Questions per user per minute (per workspace); 0 = off."
+    )
+    queue_claim_s: float = Field(
+        15.0,
+        gt=0,
+        le=3600,
+        description="A queued turn whose worker has not been heard from "
+        "for this long is taken over by another worker.",
+    )
+    queue_max_attempts: int = Field(
+        3, ge=1, le=20, description="Give up on a turn after this many workers failed it."
+    )
+    ops_port: int = Field(
+        0,
+        ge=0,
+        le=65535,
+        description="Port of /healthz, /readyz and /metrics; 0 = off. "
+        "The Slack HTTP server serves them on its own port too.",
+    )
+    langsmith_tracing: bool = Field(
+        False,
+        validation_alias=AliasChoices("LANGSMITH_TRACING", "LANGCHAIN_TRACING_V2"),
+        description="Trace every turn to LangSmith (needs LANGSMITH_API_KEY).",
+    )
+    langsmith_api_key: str | None = Field(
+        None, validation_alias=AliasChoices("LANGSMITH_API_KEY", "LANGCHAIN_API_KEY")
+    )
+    langsmith_project: str = Field(
+        "teamrag", validation_alias=AliasChoices("LANGSMITH_PROJECT", "LANGCHAIN_PROJECT")
+    )
 
     # Chat platforms (shared)
     channels_file: Path | None = Field(
-        None, description="TOML file of per-channel rules (scopes, follow-ups, where to answer)."
+        None,
+        description="TOML file of per-channel rules (scopes, follow-ups, persona, where to "
+        "answer).",
+    )
+    channels: str | None = Field(
+        None, description="The same rules as inline TOML, for a deployment without files."
     )
     chat_update_interval_s: float = Field(
         1.0, ge=0, le=10, description="Least time between two edits of a live chat message."

@@ -12,6 +12,7 @@ from agent.retrieval.ingest import Ingestor
 from agent.retrieval.knowledge_base import KnowledgeBase, collection_name
 from agent.retrieval.vectors import VectorStore
 from tests.fakes.openai_server import FakeOpenAI
+from tests.redis_support import redis_link, redis_server, redis_url  # noqa: F401 (fixtures)
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "samples" / "kb"

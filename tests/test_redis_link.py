@@ -1,0 +1,72 @@
+"""The Redis link: operations on the real server, the in-process fallback while it is
+gone, one warning per outage, and recovery when it returns."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import pytest
+import redis.asyncio as aredis
+
+from agent.shared.link import RedisLink, RedisUnavailableError
+from tests.redis_support import RedisServer
+from tests.servers import free_port
+
+
+async def _incr(client: aredis.Redis) -> str:
+    return str(await client.incr("k"))
+
+
+async def _local() -> str:
+    return "local"
+
+
+async def test_runs_on_redis_then_falls_back_during_an_outage_and_recovers(
+    redis_server: RedisServer, redis_link: RedisLink, caplog: pytest.LogCaptureFixture
+) -> None:
+    assert await redis_link.attempt(_incr, _local, what="counting") == "1"
+    redis_server.stop()
+    with caplog.at_level(logging.WARNING, logger="agent.shared.link"):
+        assert await redis_link.attempt(_incr, _local, what="counting") == "local"
+        assert redis_link.down
+        assert await redis_link.attempt(_incr, _local, what="counting") == "local"
+        warnings = [r.getMessage() for r in caplog.records]
+        assert len(warnings) == 1, warnings  # one line per outage, not per call
+        assert "unreachable" in warnings[0] and "counting" in warnings[0]
+        redis_server.start()
+        await asyncio.sleep(0.25)  # retry_s of the fixture's link
+        assert await redis_link.attempt(_incr, _local, what="counting") == "1"  # a new server
+        assert any("is back" in r.getMessage() for r in caplog.records)
+    assert not redis_link.down
+
+
+def test_sync_attempt_falls_back_too(redis_server: RedisServer, redis_link: RedisLink) -> None:
+    assert redis_link.attempt_sync(lambda r: r.set("a", "b"), lambda: False, what="x") is True
+    redis_server.stop()
+    assert redis_link.attempt_sync(lambda r: r.get("a"), lambda: b"local", what="x") == b"local"
+    redis_server.start()
+
+
+async def test_a_wrong_command_is_a_bug_not_an_outage(redis_link: RedisLink) -> None:
+    async def wrong(client: aredis.Redis) -> str:
+        return str(await client.execute_command("NO-SUCH-COMMAND"))
+
+    with pytest.raises(Exception, match="unknown command"):
+        await redis_link.attempt(wrong, _local, what="x")
+    assert not redis_link.down
+
+
+async def test_check_names_the_url_and_the_fix() -> None:
+    link = RedisLink(f"redis://127.0.0.1:{free_port()}/0", timeout_s=0.5)
+    try:
+        with pytest.raises(RedisUnavailableError, match="unset REDIS_URL") as raised:
+            await link.check()
+        assert "unreachable" in str(raised.value) and "127.0.0.1" in str(raised.value)
+    finally:
+        await link.aclose()
+
+
+def test_keys_carry_the_prefix(redis_link: RedisLink) -> None:
+    assert redis_link.key("dedupe", "slack:1").startswith(redis_link.prefix)
+    assert redis_link.key("a", "b").endswith("a:b")
