@@ -56,6 +56,7 @@ class RedisLink:
         self.url = url
         self.prefix = prefix
         self.retry_s = retry_s
+        self.timeout_s = timeout_s
         self._clock = clock
         self.client: aredis.Redis = aredis.Redis.from_url(
             url, decode_responses=True, socket_timeout=timeout_s, socket_connect_timeout=timeout_s

@@ -1,0 +1,386 @@
+"""Accepted work is durable: a question the platform handed us is queued before it is answered.
+
+Slack wants an acknowledgement within 3 s and then considers the event delivered,
+so a worker that dies mid-answer would lose the question for good. With Redis,
+an acknowledged event is first added to a Redis Stream read by a consumer group
+of every worker; the worker that reads it answers it and only then acknowledges
+the entry. While it works, it keeps claiming the entry (a heartbeat); an entry
+not heard from for ``claim_s`` is taken over by another worker (``XAUTOCLAIM``),
+which answers it from the start. An entry that several workers failed in a row
+(``max_attempts``) is dropped with an error in the log, so one poison message
+cannot stall a thread.
+
+Jobs of one conversation run in the order they were queued, whichever worker
+reads them: each thread has a list of its queued entry ids, and a job waits
+until it is at the head of that list. (The runner's thread lock then keeps a
+second worker out should two ever hold one thread's head.)
+
+Without Redis, :class:`LocalTurnQueue` runs each job as a task at once, and the
+runner's in-process lock keeps the order; while Redis is unreachable, the Redis
+queue does the same, so questions are still answered, only not durably.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol, cast
+
+import redis.asyncio as aredis
+from redis.exceptions import ResponseError
+
+from agent.log_context import bind
+from agent.shared.link import UNREACHABLE, RedisLink
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Job:
+    """One accepted question, as the adapter needs it to answer on any worker."""
+
+    kind: str  # which of the adapter's handlers answers it
+    thread_id: str  # jobs of one conversation run in the order they were queued
+    payload: dict[str, Any]  # JSON-able: the platform's own event, say
+    event_id: str = ""  # for the log
+    id: str = ""  # the stream entry id, once queued
+    attempt: int = 1  # how many workers have been handed this job
+
+    def to_json(self) -> str:
+        data = asdict(self)
+        del data["id"], data["attempt"]
+        return json.dumps(data, ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, text: str, *, id: str, attempt: int) -> Job:
+        return cls(**json.loads(text), id=id, attempt=attempt)
+
+
+Handler = Callable[[Job], Awaitable[None]]
+
+
+class TurnQueue(Protocol):
+    def serving(self, handler: Handler) -> contextlib.AbstractAsyncContextManager[None]:
+        """Answer jobs with ``handler`` inside the block; on leaving it, finish the jobs
+        under way (up to the drain time) and stop taking new ones."""
+        ...
+
+    async def submit(self, job: Job) -> None:
+        """Queue ``job``; it is answered by some worker (this one without Redis)."""
+        ...
+
+
+class _Tasks:
+    """The jobs this process is working on, so a stopping worker can finish them."""
+
+    def __init__(self) -> None:
+        self.running: set[asyncio.Task[None]] = set()
+
+    def start(self, work: Awaitable[None]) -> None:
+        task = asyncio.ensure_future(work)
+        self.running.add(task)
+        task.add_done_callback(self.running.discard)
+
+    async def drain(self, timeout_s: float) -> None:
+        """Wait up to ``timeout_s``, then stop the rest: a queued job stopped here stays
+        pending in Redis, where another worker takes it over."""
+        if self.running:
+            await asyncio.wait(set(self.running), timeout=timeout_s)
+        late = set(self.running)
+        for task in late:
+            task.cancel()
+        if late:
+            await asyncio.wait(late)
+
+
+async def _answer(handler: Handler, job: Job) -> None:
+    with bind(thread_id=job.thread_id, event_id=job.event_id):
+        try:
+            await handler(job)
+        except Exception:  # the handler says so to the user itself; this is a bug
+            log.exception("answering %s (%s) failed", job.kind, job.event_id or job.id)
+
+
+@dataclass
+class LocalTurnQueue:
+    """One process: each job runs as a task at once (nothing survives the process)."""
+
+    drain_s: float = 30.0
+    _handler: Handler | None = field(default=None, init=False)
+    _tasks: _Tasks = field(default_factory=_Tasks, init=False)
+
+    @contextlib.asynccontextmanager
+    async def serving(self, handler: Handler) -> AsyncIterator[None]:
+        self._handler = handler
+        try:
+            yield
+        finally:
+            await self._tasks.drain(self.drain_s)
+            self._handler = None
+
+    async def submit(self, job: Job) -> None:
+        if self._handler is None:
+            raise RuntimeError("submit() outside serving(): nothing would answer the job")
+        self._tasks.start(_answer(self._handler, job))
+
+
+# Queue a job and remember its place in its thread, in one step: a job is never in the
+# stream without its place in line, or the other way round.
+_SUBMIT = """
+local id = redis.call('XADD', KEYS[1], '*', 'job', ARGV[1])
+redis.call('RPUSH', KEYS[2], id)
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
+return id
+"""
+
+# May this job run? Yes at the head of its thread's line. A head whose entry is gone
+# from the stream (finished by a worker whose last step failed) is dropped, so a
+# thread never waits on a job that no longer exists.
+_MAY_RUN = """
+while true do
+  local head = redis.call('LINDEX', KEYS[2], 0)
+  if not head or head == ARGV[1] then return 1 end
+  if #redis.call('XRANGE', KEYS[1], head, head) > 0 then return 0 end
+  redis.call('LPOP', KEYS[2])
+end
+"""
+
+# Still ours? Then reset its idle time (so no other worker takes it over). A job some
+# other worker has claimed meanwhile is theirs now: return 0.
+_HEARTBEAT = """
+local pending = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], ARGV[3], 1)
+if #pending == 0 or pending[1][2] ~= ARGV[2] then return 0 end
+redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[3], 'JUSTID')
+return 1
+"""
+
+# Done: acknowledge, delete, and give the thread's next job its turn, in one step.
+_FINISH = """
+redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
+redis.call('XDEL', KEYS[1], ARGV[2])
+redis.call('LREM', KEYS[2], 1, ARGV[2])
+return 1
+"""
+
+THREAD_LINE_TTL_MS = 24 * 3600 * 1000
+
+
+@dataclass
+class RedisTurnQueue:
+    """The durable queue: a Redis Stream per platform and one consumer group of workers."""
+
+    link: RedisLink
+    stream: str  # e.g. "slack": one stream per platform, so each is read by its own bots
+    claim_s: float = 15.0
+    max_attempts: int = 3
+    concurrency: int = 256  # jobs one worker has under way at most
+    drain_s: float = 30.0
+    group: str = "workers"
+    _handler: Handler | None = field(default=None, init=False)
+    _tasks: _Tasks = field(default_factory=_Tasks, init=False)
+    _local: LocalTurnQueue = field(default_factory=LocalTurnQueue, init=False)
+    _slots: asyncio.Semaphore = field(init=False)
+    # Finished jobs whose acknowledgement failed (Redis was away): acknowledged on return.
+    _unacked: list[tuple[str, str]] = field(default_factory=list, init=False)
+
+    def __post_init__(self) -> None:
+        self._slots = asyncio.Semaphore(self.concurrency)
+        client = self.link.client
+        self._submit = client.register_script(_SUBMIT)
+        self._may_run = client.register_script(_MAY_RUN)
+        self._heartbeat = client.register_script(_HEARTBEAT)
+        self._finish = client.register_script(_FINISH)
+
+    @property
+    def _key(self) -> str:
+        return self.link.key("queue", self.stream)
+
+    def _line(self, thread_id: str) -> str:
+        return self.link.key("queue", self.stream, "thread", thread_id)
+
+    @property
+    def _consumer(self) -> str:
+        return self.link.worker_id
+
+    # --- taking work --------------------------------------------------------------------
+
+    async def submit(self, job: Job) -> None:
+        async def durable(client: aredis.Redis) -> None:
+            entry = await self._submit(
+                keys=[self._key, self._line(job.thread_id)],
+                args=[job.to_json(), THREAD_LINE_TTL_MS],
+            )
+            log.debug("queued %s as %s", job.event_id or job.kind, entry)
+
+        async def at_once() -> None:  # Redis unreachable: answer here, not durably
+            await self._local.submit(job)
+
+        await self.link.attempt(durable, at_once, what="queueing a turn")
+
+    @contextlib.asynccontextmanager
+    async def serving(self, handler: Handler) -> AsyncIterator[None]:
+        self._handler = handler
+        async with self._local.serving(handler):
+            reader = asyncio.create_task(self._read_forever(handler))
+            try:
+                yield
+            finally:
+                reader.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await reader
+                # What does not finish in time stays pending: another worker takes it over.
+                await self._tasks.drain(self.drain_s)
+                self._handler = None
+
+    async def _read_forever(self, handler: Handler) -> None:
+        await self._ensure_group()
+        last_claim = 0.0
+        loop = asyncio.get_running_loop()
+        while True:
+            try:
+                while self._unacked:
+                    await self._finish_entry(*self._unacked[0])
+                    self._unacked.pop(0)
+                if loop.time() - last_claim >= self.claim_s / 2:
+                    last_claim = loop.time()
+                    await self._take_over(handler)
+                await self._read(handler)
+            except UNREACHABLE as exc:
+                self.link.failed(exc, "reading the turn queue")
+                await asyncio.sleep(self.link.retry_s)
+            except ResponseError as exc:
+                if "NOGROUP" not in str(exc):
+                    raise
+                await self._ensure_group()  # Redis restarted empty
+
+    async def _ensure_group(self) -> None:
+        async def create(client: aredis.Redis) -> None:
+            try:
+                await client.xgroup_create(self._key, self.group, id="0", mkstream=True)
+            except ResponseError as exc:
+                if "BUSYGROUP" not in str(exc):
+                    raise
+
+        async def later() -> None:
+            return None
+
+        await self.link.attempt(create, later, what="creating the turn queue")
+
+    async def _read(self, handler: Handler) -> None:
+        await self._slots.acquire()  # wait for a free slot before taking a job
+        self._slots.release()
+        free = max(1, min(self._free_slots(), 32))
+        replies = await self.link.client.xreadgroup(
+            self.group,
+            self._consumer,
+            {self._key: ">"},
+            count=free,
+            # Inside the socket timeout, or a quiet queue would look like a dead server.
+            block=int(self.link.timeout_s * 500),
+        )
+        self.link.worked()
+        for _stream, entries in cast(list[tuple[str, list[tuple[str, dict[str, str]]]]], replies):
+            for entry_id, fields in entries:
+                self._start(handler, entry_id, fields, attempt=1)
+
+    async def _take_over(self, handler: Handler) -> None:
+        """Claim the jobs of workers that stopped answering (died, or hung)."""
+        idle_ms = int(self.claim_s * 1000)
+        reply = await self.link.client.xautoclaim(
+            self._key, self.group, self._consumer, idle_ms, count=32
+        )
+        claimed = reply[1]
+        deleted = reply[2] if len(reply) > 2 else []  # Redis 7 also lists deleted entries
+        for entry_id in deleted:
+            await self.link.client.xack(self._key, self.group, entry_id)
+        for entry_id, fields in claimed:
+            attempt = await self._deliveries(entry_id)
+            log.warning("taking over turn %s from a worker that stopped (attempt %d)",
+                        entry_id, attempt)  # fmt: skip
+            self._start(handler, entry_id, fields, attempt=attempt)
+
+    async def _deliveries(self, entry_id: str) -> int:
+        pending = await self.link.client.xpending_range(
+            self._key, self.group, min=entry_id, max=entry_id, count=1
+        )
+        return int(pending[0]["times_delivered"]) if pending else 1
+
+    def _free_slots(self) -> int:
+        return self.concurrency - len(self._tasks.running)
+
+    def _start(
+        self, handler: Handler, entry_id: str, fields: dict[str, str], *, attempt: int
+    ) -> None:
+        try:
+            job = Job.from_json(fields["job"], id=entry_id, attempt=attempt)
+        except (KeyError, TypeError, ValueError):
+            log.error("dropping unreadable queue entry %s: %r", entry_id, fields)
+            self._tasks.start(self._drop(entry_id, ""))
+            return
+        self._tasks.start(self._work(handler, job))
+
+    # --- answering one job --------------------------------------------------------------
+
+    async def _work(self, handler: Handler, job: Job) -> None:
+        async with self._slots:
+            if job.attempt > self.max_attempts:
+                log.error(
+                    "dropping turn %s (%s): %d workers failed it; see the log of each",
+                    job.id, job.event_id, job.attempt - 1,
+                )  # fmt: skip
+                await self._drop(job.id, job.thread_id)
+                return
+            beating = asyncio.create_task(self._keep_claimed(job))
+            try:
+                await self._wait_for_turn(job)
+                await _answer(handler, job)
+            finally:
+                beating.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await beating
+            await self._drop(job.id, job.thread_id)
+
+    async def _wait_for_turn(self, job: Job) -> None:
+        """Wait until every earlier job of this thread is done (on whichever worker)."""
+        delay = 0.01
+        while True:
+            try:
+                if await self._may_run(keys=[self._key, self._line(job.thread_id)], args=[job.id]):
+                    return
+            except UNREACHABLE as exc:
+                self.link.failed(exc, "waiting for a thread's turn")
+                return  # the runner's lock still keeps one run at a time per thread
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 0.2)
+
+    async def _keep_claimed(self, job: Job) -> None:
+        while True:
+            await asyncio.sleep(self.claim_s / 3)
+            try:
+                ours = await self._heartbeat(
+                    keys=[self._key], args=[self.group, self._consumer, job.id]
+                )
+            except UNREACHABLE as exc:
+                self.link.failed(exc, "keeping a turn claimed")
+                continue
+            if not ours:
+                log.warning("turn %s was taken over by another worker", job.id)
+                return
+
+    async def _drop(self, entry_id: str, thread_id: str) -> None:
+        """Acknowledge and delete the entry, letting the thread's next job go."""
+        try:
+            await self._finish_entry(entry_id, thread_id)
+        except UNREACHABLE as exc:
+            # Acknowledged when Redis is back (the read loop retries), unless this worker
+            # dies first: then another takes it over and answers it again, a rare
+            # duplicate rather than a lost question.
+            self.link.failed(exc, "finishing a queued turn")
+            self._unacked.append((entry_id, thread_id))
+
+    async def _finish_entry(self, entry_id: str, thread_id: str) -> None:
+        await self._finish(keys=[self._key, self._line(thread_id)], args=[self.group, entry_id])

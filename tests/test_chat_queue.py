@@ -1,0 +1,196 @@
+"""The durable turn queue on a real Redis: once, in order per thread, taken over when a
+worker dies, dropped after too many failures, and still answering while Redis is away."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack
+from typing import Any
+
+import pytest
+
+from adapters.chat.queue import Handler, Job, LocalTurnQueue, RedisTurnQueue
+from agent.shared.link import RedisLink
+from tests.redis_support import RedisServer
+from tests.slack_support import until
+
+
+def _worker(link: RedisLink, **options: Any) -> RedisTurnQueue:
+    """Another worker on the same Redis and key prefix (its own connection and name)."""
+    other = RedisLink(link.url, prefix=link.prefix, retry_s=link.retry_s, timeout_s=0.5)
+    return RedisTurnQueue(other, "test", **options)
+
+
+class Log:
+    """What each handler saw, and when it started and ended."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, str, str]] = []  # (what, worker, event id)
+
+    def handler(self, worker: str, *, slow: float = 0.0) -> Handler:
+        async def handle(job: Job) -> None:
+            self.events.append(("start", worker, job.event_id))
+            await asyncio.sleep(random.uniform(0, slow))
+            self.events.append(("end", worker, job.event_id))
+
+        return handle
+
+    def done(self, event_id: str) -> bool:
+        return ("end", event_id) in {(what, e) for what, _w, e in self.events}
+
+
+@pytest.fixture
+async def workers(redis_link: RedisLink) -> AsyncIterator[tuple[RedisTurnQueue, RedisTurnQueue]]:
+    a, b = _worker(redis_link, claim_s=0.6), _worker(redis_link, claim_s=0.6)
+    yield a, b
+    for queue in (a, b):
+        await queue.link.aclose()
+
+
+async def test_each_job_is_answered_once_by_one_of_two_workers(
+    workers: tuple[RedisTurnQueue, RedisTurnQueue],
+) -> None:
+    a, b = workers
+    log = Log()
+    async with a.serving(log.handler("a", slow=0.05)), b.serving(log.handler("b", slow=0.05)):
+        for n in range(40):
+            await (a if n % 2 else b).submit(Job("ask", f"thread-{n}", {"n": n}, event_id=f"e{n}"))
+        await until(lambda: all(log.done(f"e{n}") for n in range(40)), timeout=20)
+    starts = [e for what, _w, e in log.events if what == "start"]
+    assert sorted(starts) == sorted(f"e{n}" for n in range(40))  # each exactly once
+    assert {w for _what, w, _e in log.events} == {"a", "b"}  # both workers took work
+
+
+async def test_jobs_of_one_thread_run_in_order_and_never_overlap(
+    workers: tuple[RedisTurnQueue, RedisTurnQueue],
+) -> None:
+    a, b = workers
+    log = Log()
+    async with a.serving(log.handler("a", slow=0.08)), b.serving(log.handler("b", slow=0.08)):
+        for n in range(8):
+            await (a if n % 2 else b).submit(Job("ask", "one-thread", {}, event_id=f"m{n}"))
+        await until(lambda: log.done("m7"), timeout=20)
+    sequence = [(what, e) for what, _w, e in log.events]
+    expected = [(what, f"m{n}") for n in range(8) for what in ("start", "end")]
+    assert sequence == expected
+
+
+async def test_a_dead_workers_job_is_taken_over_and_the_thread_goes_on(
+    workers: tuple[RedisTurnQueue, RedisTurnQueue],
+) -> None:
+    a, b = workers
+    log = Log()
+    stuck = asyncio.Event()
+
+    async def dies(job: Job) -> None:
+        log.events.append(("start", "a", job.event_id))
+        stuck.set()
+        await asyncio.Event().wait()  # mid-answer when the worker "dies"
+
+    async with a.serving(dies):
+        await a.submit(Job("ask", "t", {}, event_id="first"))
+        await asyncio.wait_for(stuck.wait(), 10)
+        # A killed process: its tasks stop without acknowledging anything.
+        for task in list(a._tasks.running):
+            task.cancel()
+    await b.submit(Job("ask", "t", {}, event_id="second"))  # queued behind the stuck one
+    attempts: dict[str, int] = {}
+
+    async def finish(job: Job) -> None:
+        attempts[job.event_id] = job.attempt
+        log.events.append(("end", "b", job.event_id))
+
+    async with b.serving(finish):
+        await until(lambda: log.done("second"), timeout=20)
+    assert [e for what, _w, e in log.events if what == "end"] == ["first", "second"]
+    assert attempts == {"first": 2, "second": 1}  # the first was handed over once
+
+
+async def test_a_job_that_failed_too_often_is_dropped_and_frees_its_thread(
+    redis_link: RedisLink,
+) -> None:
+    dying = _worker(redis_link, claim_s=0.5, max_attempts=1, drain_s=0.1)
+    finisher = _worker(redis_link, claim_s=0.5, max_attempts=1)
+    seen: list[str] = []
+    started = asyncio.Event()
+
+    async def hang(job: Job) -> None:
+        started.set()
+        await asyncio.Event().wait()
+
+    async def record(job: Job) -> None:
+        seen.append(job.event_id)
+
+    async with AsyncExitStack() as stack:
+        stack.push_async_callback(dying.link.aclose)
+        stack.push_async_callback(finisher.link.aclose)
+        async with dying.serving(hang):
+            await dying.submit(Job("ask", "t", {}, event_id="poison"))
+            await asyncio.wait_for(started.wait(), 10)
+            for task in list(dying._tasks.running):
+                task.cancel()
+        await finisher.submit(Job("ask", "t", {}, event_id="next"))
+        async with finisher.serving(record):
+            await until(lambda: "next" in seen, timeout=20)
+    assert seen == ["next"]  # the poison job was not run a second time
+
+
+async def test_while_redis_is_away_jobs_are_answered_at_once_and_later_durably_again(
+    redis_server: RedisServer, redis_link: RedisLink
+) -> None:
+    queue = RedisTurnQueue(redis_link, "test", claim_s=0.6)
+    seen: list[str] = []
+
+    async def record(job: Job) -> None:
+        seen.append(job.event_id)
+
+    async with queue.serving(record):
+        await queue.submit(Job("ask", "t", {}, event_id="before"))
+        await until(lambda: "before" in seen)
+        redis_server.stop()
+        await queue.submit(Job("ask", "t", {}, event_id="during"))  # no exception
+        await until(lambda: "during" in seen)
+        redis_server.start()
+        await asyncio.sleep(redis_link.retry_s + 0.1)
+        await queue.submit(Job("ask", "t", {}, event_id="after"))
+        await until(lambda: "after" in seen, timeout=20)
+    assert seen == ["before", "during", "after"]
+
+
+async def test_a_stale_head_of_line_does_not_block_the_thread(redis_link: RedisLink) -> None:
+    queue = RedisTurnQueue(redis_link, "test")
+    line = queue._line("t")
+    await redis_link.client.rpush(line, "1-1")  # an entry that no longer exists
+    seen: list[str] = []
+
+    async def record(job: Job) -> None:
+        seen.append(job.event_id)
+
+    async with queue.serving(record):
+        await queue.submit(Job("ask", "t", {}, event_id="real"))
+        await until(lambda: seen == ["real"])
+    assert await redis_link.client.llen(line) == 0
+
+
+async def test_the_local_queue_runs_jobs_and_refuses_them_when_not_serving() -> None:
+    queue = LocalTurnQueue()
+    seen: list[str] = []
+
+    async def record(job: Job) -> None:
+        seen.append(job.event_id)
+
+    async with queue.serving(record):
+        await queue.submit(Job("ask", "t", {}, event_id="x"))
+    assert seen == ["x"]  # leaving serving() waited for it
+    with pytest.raises(RuntimeError, match="outside serving"):
+        await queue.submit(Job("ask", "t", {}))
+
+
+def test_a_job_survives_its_json_form() -> None:
+    job = Job("slack.answer", "slack:T:C:1", {"body": {"text": "안녕하세요"}}, event_id="Ev1")
+    back = Job.from_json(job.to_json(), id="5-0", attempt=2)
+    assert back.payload == job.payload and back.thread_id == job.thread_id
+    assert (back.id, back.attempt, back.event_id) == ("5-0", 2, "Ev1")
+    assert "안녕하세요" in job.to_json()  # readable in redis-cli, not \\u escapes
