@@ -25,6 +25,7 @@ Phrase = Literal[
     "ask_usage",
     "turn_failed",
     "role_not_allowed",
+    "rate_limited",
 ]
 
 _PHRASES: dict[Phrase, dict[str, str]] = {
@@ -71,11 +72,19 @@ _PHRASES: dict[Phrase, dict[str, str]] = {
         ),
         "en": "I only answer members with certain roles. Please ask an admin.",
     },
+    # {seconds}: whole seconds until the user's oldest question leaves the minute's window.
+    "rate_limited": {
+        "ko": "짧은 시간에 질문을 너무 많이 하셨습니다. {seconds}초 후에 다시 물어봐 주세요.",
+        "en": "You have asked too many questions in a short time. Please ask again in {seconds} s.",
+    },
 }
 
 
-def phrase(name: Phrase, language: str) -> str:
-    return _PHRASES[name]["ko" if language == "ko" else "en"]
+def phrase(name: Phrase, language: str, **values: object) -> str:
+    """The phrase in ``language`` (Korean or else English), with ``values`` filled in
+    (``{seconds}``); phrases without placeholders are returned as written."""
+    text = _PHRASES[name]["ko" if language == "ko" else "en"]
+    return text.format(**values) if values else text
 
 
 def language_of(text: str) -> str:

@@ -33,6 +33,15 @@ def normalize_question(text: str) -> str:
     return folded.rstrip(_TRAILING + " ")
 
 
+def outdated(versions: dict[str, str], current_versions: VersionLookup | None) -> bool:
+    """Whether a document the entry cited (``versions``: doc_id -> version token when
+    stored) has changed or gone since; without ``current_versions`` nothing is checked."""
+    if not versions or current_versions is None:
+        return False
+    current = current_versions(list(versions))
+    return any(current.get(doc_id) != token for doc_id, token in versions.items())
+
+
 @dataclass(frozen=True)
 class CachedAnswer:
     question: str  # the question as first asked

@@ -61,6 +61,17 @@ class Matrix:
     def mark_dead(self, entry_ids: list[int]) -> None:
         self._dead[: self.size] |= np.isin(self.ids, entry_ids)
 
+    def matches(self, query: npt.NDArray[np.float32], threshold: float) -> list[tuple[int, float]]:
+        """Ids of the live rows whose cosine with unit ``query`` is at least ``threshold``,
+        best first, with their scores."""
+        if self.size == 0:
+            return []
+        scores = self.rows @ query
+        scores[self.dead] = -np.inf
+        above = np.flatnonzero(scores >= threshold)
+        best = above[np.argsort(-scores[above], kind="stable")]
+        return [(int(self.ids[i]), float(scores[i])) for i in best]
+
 
 def unit_vector(vector: npt.NDArray[Any] | None) -> npt.NDArray[np.float32] | None:
     """``vector`` as a flat unit-length float32 row, or None if absent or all zero.

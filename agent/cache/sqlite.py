@@ -17,7 +17,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from agent.cache.answer import CachedAnswer, SameQuestion, VersionLookup, normalize_question
+from agent.cache.answer import (
+    CachedAnswer,
+    SameQuestion,
+    VersionLookup,
+    normalize_question,
+    outdated,
+)
 from agent.cache.index import Matrix, unit_vector
 from agent.sqlite_tx import immediate
 
@@ -221,12 +227,8 @@ class SqliteAnswerCache:
         entry_id, question, answer, sources, language, versions_json, created_at = row
         versions: dict[str, str] = json.loads(versions_json)
         expired = self._clock() - float(created_at) > self.ttl_s
-        stale = False
-        if not expired and versions and current_versions is not None:
-            # Outside the lock: the callback may query the catalog or the network.
-            current = current_versions(list(versions))
-            stale = any(current.get(doc_id) != token for doc_id, token in versions.items())
-        if expired or stale:
+        # Outside the lock: the callback may query the catalog or the network.
+        if expired or outdated(versions, current_versions):
             with self._transaction():
                 # By id: a fresh entry stored meanwhile under the same question has a new id.
                 self._db.execute("DELETE FROM entries WHERE id = ?", (entry_id,))
@@ -247,14 +249,7 @@ class SqliteAnswerCache:
     ) -> list[tuple[int, float]]:
         """Entry ids of the scope at or above the threshold, best first."""
         with self._lock:
-            matrix = self._refresh(scope_key, query.shape[0])
-            if matrix.ids.size == 0:
-                return []
-            scores = matrix.rows @ query
-            scores[matrix.dead] = -np.inf
-            above = np.flatnonzero(scores >= self.threshold)
-            best = above[np.argsort(-scores[above], kind="stable")]
-            return [(int(matrix.ids[i]), float(scores[i])) for i in best]
+            return self._refresh(scope_key, query.shape[0]).matches(query, self.threshold)
 
     def _refresh(self, scope_key: str, dim: int) -> Matrix:
         """The scope's matrix with every entry stored since the last call appended.

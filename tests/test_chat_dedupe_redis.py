@@ -1,0 +1,82 @@
+"""Event de-duplication shared by two workers on a real Redis, and the local memory while
+Redis is gone."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+import redis
+
+from adapters.chat.dedupe import RedisDeduper
+from agent.shared.link import RedisLink
+from tests.redis_support import RedisServer
+
+
+@pytest.fixture
+async def second_link(redis_link: RedisLink) -> AsyncIterator[RedisLink]:
+    link = RedisLink(redis_link.url, prefix=redis_link.prefix, retry_s=0.2, timeout_s=0.5)
+    yield link
+    await link.aclose()
+
+
+async def test_two_workers_answer_one_delivery_once(
+    redis_link: RedisLink, second_link: RedisLink
+) -> None:
+    one, two = RedisDeduper(redis_link), RedisDeduper(second_link)
+    assert await one.first("Ev1", "msg:C1:1")
+    assert not await two.first("Ev1", "msg:C1:1")  # the retry reached the other worker
+    assert not await two.first("Ev2", "msg:C1:1")  # a new envelope for the same message
+    assert not await one.first("Ev2")  # and its new id was remembered too
+    assert await two.first("Ev3", "msg:C1:2")
+
+
+async def test_concurrent_deliveries_to_both_workers_make_exactly_one_first(
+    redis_link: RedisLink, second_link: RedisLink
+) -> None:
+    one, two = RedisDeduper(redis_link), RedisDeduper(second_link)
+    for event in range(5):
+        results = await asyncio.gather(
+            *(d.first(f"Ev{event}", f"msg:C{event}:{n % 3}") for n in range(10) for d in (one, two))
+        )
+        assert results.count(True) == 1, results
+
+
+async def test_keys_expire_after_the_ttl(redis_link: RedisLink) -> None:
+    dedupe = RedisDeduper(redis_link, ttl_s=0.3)
+    assert await dedupe.first("Ev1")
+    client = redis.Redis.from_url(redis_link.url)
+    assert 0 < client.pttl(redis_link.key("dedupe", "Ev1")) <= 300
+    client.close()
+    await asyncio.sleep(0.2)
+    assert not await dedupe.first("Ev1")  # seen again: remembered for a full ttl again
+    await asyncio.sleep(0.2)
+    assert not await dedupe.first("Ev1")
+    await asyncio.sleep(0.35)
+    assert await dedupe.first("Ev1")
+
+
+async def test_a_delivery_without_ids_is_answered_rather_than_dropped(
+    redis_link: RedisLink,
+) -> None:
+    dedupe = RedisDeduper(redis_link)
+    assert await dedupe.first("", "")
+    assert await dedupe.first()
+    assert await dedupe.first("Ev1", "Ev1")  # a key given twice is one key
+
+
+async def test_redis_down_remembers_locally_and_back_shares_again(
+    redis_server: RedisServer, redis_link: RedisLink, second_link: RedisLink
+) -> None:
+    one, two = RedisDeduper(redis_link), RedisDeduper(second_link)
+    assert await one.first("Ev0")
+    redis_server.stop()
+    assert not await one.first("Ev0")  # taken before the outage, by this worker
+    assert await one.first("Ev1")
+    assert not await one.first("Ev1")  # this worker still recognises its own retries
+    redis_server.start()  # empty: it forgot Ev0 and never saw Ev1
+    await asyncio.sleep(0.25)  # the links' retry_s
+    assert not await one.first("Ev1")
+    assert await one.first("Ev2")
+    assert not await two.first("Ev2")  # shared again

@@ -1,0 +1,308 @@
+"""Thread locks on a real Redis shared by two "workers" (two links): order across workers,
+expiry of a dead worker's lease, fencing of a holder whose lease was taken, and turns that
+go on while Redis is stopped and started again."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import AsyncIterator
+
+import pytest
+import redis
+
+from agent.shared.link import RedisLink
+from agent.shared.locks import LockLostError, RedisThreadLocks
+from tests.conftest import REPO
+from tests.redis_support import RedisServer
+
+THREAD = "slack:T1:C1:1700000000.1"
+
+
+@pytest.fixture
+async def other_link(redis_link: RedisLink) -> AsyncIterator[RedisLink]:
+    """A second worker: its own connections and worker id, the same server and prefix."""
+    link = RedisLink(redis_link.url, prefix=redis_link.prefix, retry_s=0.2, timeout_s=0.5)
+    yield link
+    await link.aclose()
+
+
+def raw(link: RedisLink) -> redis.Redis:
+    return redis.Redis.from_url(link.url, decode_responses=True)
+
+
+def value(client: redis.Redis, key: str) -> str:
+    return str(client.get(key) or "")
+
+
+async def test_two_workers_serialise_one_thread_and_not_two(
+    redis_link: RedisLink, other_link: RedisLink
+) -> None:
+    one, two = RedisThreadLocks(redis_link), RedisThreadLocks(other_link)
+    events: list[str] = []
+
+    async def turn(locks: RedisThreadLocks, thread: str, name: str) -> None:
+        async with locks.hold(thread):
+            events.append(f"{name}+")
+            await asyncio.sleep(0.15)
+            events.append(f"{name}-")
+
+    first = asyncio.create_task(turn(one, THREAD, "a"))
+    await asyncio.sleep(0.03)
+    await asyncio.gather(first, turn(two, THREAD, "b"), turn(two, "slack:T1:C1:2", "c"))
+    assert events.index("a-") < events.index("b+")  # b (the other worker) waited for a
+    assert events.index("c+") < events.index("a-")  # another thread did not wait
+    client = raw(redis_link)
+    assert client.exists(one.lock_key(THREAD)) == 0  # released, not left to expire
+    assert int(client.get(one.fence_key(THREAD)) or 0) == 2  # one token per grant
+    client.close()
+
+
+async def test_the_lease_value_names_the_worker_and_the_token(redis_link: RedisLink) -> None:
+    locks = RedisThreadLocks(redis_link)
+    client = raw(redis_link)
+    for token in (1, 2):
+        async with locks.hold(THREAD):
+            assert client.get(locks.lock_key(THREAD)) == f"{redis_link.worker_id}:{token}"
+            ttl_ms = client.pttl(locks.lock_key(THREAD))
+            assert 0 < ttl_ms <= 30_000
+    client.close()
+
+
+async def test_waiters_of_one_process_queue_in_order_and_one_polls_redis(
+    redis_link: RedisLink, other_link: RedisLink
+) -> None:
+    ours, theirs = RedisThreadLocks(redis_link), RedisThreadLocks(other_link)
+    client = raw(redis_link)
+    order: list[int] = []
+
+    async def waiter(n: int) -> None:
+        async with ours.hold(THREAD):
+            order.append(n)
+
+    async with theirs.hold(THREAD):
+        client.config_resetstat()
+        waiters = []
+        for n in range(10):
+            waiters.append(asyncio.create_task(waiter(n)))
+            await asyncio.sleep(0)  # each one queues before the next
+        await asyncio.sleep(0.4)
+    await asyncio.gather(*waiters)
+    assert order == list(range(10))
+    calls = int(client.info("commandstats").get("cmdstat_evalsha", {}).get("calls", 0))
+    client.close()
+    # One poller (backoff 10 ms doubling to 200 ms: about 6 polls in 0.4 s) plus one grant
+    # and one release each; ten pollers would make 60 polls or more.
+    assert calls < 40, calls
+
+
+async def test_a_dead_workers_lease_lapses_by_itself(redis_link: RedisLink) -> None:
+    locks = RedisThreadLocks(redis_link)
+    client = raw(redis_link)
+    # A worker that took the thread and crashed: its lease is never renewed.
+    client.set(locks.lock_key(THREAD), "crashed:1", px=300)
+    client.close()
+    start = time.monotonic()
+    async with asyncio.timeout(3), locks.hold(THREAD):
+        waited = time.monotonic() - start
+    assert 0.2 < waited < 1.0
+
+
+async def test_a_killed_worker_process_leaves_no_lock_behind(redis_link: RedisLink) -> None:
+    script = (
+        "import asyncio, sys\n"
+        "from agent.shared.link import RedisLink\n"
+        "from agent.shared.locks import RedisThreadLocks\n"
+        "async def main():\n"
+        "    link = RedisLink(sys.argv[1], prefix=sys.argv[2])\n"
+        "    async with RedisThreadLocks(link, ttl_s=0.6).hold(sys.argv[3]):\n"
+        "        print('held', flush=True)\n"
+        "        await asyncio.sleep(60)\n"
+        "asyncio.run(main())\n"
+    )
+    holder = subprocess.Popen(
+        [sys.executable, "-c", script, redis_link.url, redis_link.prefix, THREAD],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        locks = RedisThreadLocks(redis_link)
+        with pytest.raises(TimeoutError):  # renewed while the worker lives: we wait
+            async with asyncio.timeout(0.8), locks.hold(THREAD):
+                pass
+        holder.kill()
+        holder.wait(10)
+        start = time.monotonic()
+        async with asyncio.timeout(3), locks.hold(THREAD):
+            pass
+        assert time.monotonic() - start < 1.0  # within one lease of the kill
+    finally:
+        holder.kill()
+
+
+async def test_a_holder_whose_lease_was_taken_is_fenced_out(
+    redis_link: RedisLink, other_link: RedisLink
+) -> None:
+    stale, fresh = RedisThreadLocks(redis_link, ttl_s=0.3), RedisThreadLocks(other_link)
+    client = raw(redis_link)
+    reached_the_end = False
+
+    async def stale_turn() -> None:
+        nonlocal reached_the_end
+        async with stale.hold(THREAD):
+            # As if the event loop stalled past the lease: it lapses, the other worker takes it.
+            client.delete(stale.lock_key(THREAD))
+            async with fresh.hold(THREAD):
+                await asyncio.sleep(0.5)  # the stale holder's renewal runs meanwhile
+                assert client.get(stale.lock_key(THREAD)) == f"{other_link.worker_id}:2"
+            await asyncio.sleep(0.5)
+            reached_the_end = True  # would write a stale checkpoint here
+
+    with pytest.raises(LockLostError, match="another worker took the thread"):
+        await stale_turn()
+    assert not reached_the_end
+    client.close()
+
+
+async def test_fencing_cancels_only_the_holder_and_it_can_go_on(
+    redis_link: RedisLink, other_link: RedisLink
+) -> None:
+    stale, fresh = RedisThreadLocks(redis_link, ttl_s=0.3), RedisThreadLocks(other_link)
+    client = raw(redis_link)
+    taken = asyncio.Event()
+
+    async def take_over() -> None:
+        client.delete(stale.lock_key(THREAD))
+        async with fresh.hold(THREAD):
+            taken.set()
+            await asyncio.sleep(0.3)
+
+    async def stale_turn() -> str:
+        try:
+            async with stale.hold(THREAD):
+                other = asyncio.create_task(take_over())
+                await asyncio.sleep(5)
+        except LockLostError:
+            await other  # the task is not left cancelled: it can still await
+            return "fenced"
+        return "finished"
+
+    async with asyncio.timeout(3):
+        assert await stale_turn() == "fenced"
+    assert taken.is_set()
+    async with asyncio.timeout(3), stale.hold(THREAD):  # later turns take it as usual
+        assert value(client, stale.lock_key(THREAD)).startswith(redis_link.worker_id)
+    client.close()
+
+
+async def test_a_lapsed_lease_nobody_took_is_taken_back(redis_link: RedisLink) -> None:
+    locks = RedisThreadLocks(redis_link, ttl_s=0.3)
+    client = raw(redis_link)
+    async with locks.hold(THREAD):
+        value = client.get(locks.lock_key(THREAD))
+        client.delete(locks.lock_key(THREAD))  # as after a Redis restart without data
+        await asyncio.sleep(0.25)
+        assert client.get(locks.lock_key(THREAD)) == value
+    assert client.exists(locks.lock_key(THREAD)) == 0
+    client.close()
+
+
+async def test_an_outside_cancellation_releases_and_is_not_a_lost_lock(
+    redis_link: RedisLink,
+) -> None:
+    locks = RedisThreadLocks(redis_link, ttl_s=0.3)
+
+    async def turn() -> None:
+        async with locks.hold(THREAD):
+            await asyncio.sleep(5)
+
+    task = asyncio.create_task(turn())
+    await asyncio.sleep(0.2)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    client = raw(redis_link)
+    assert client.exists(locks.lock_key(THREAD)) == 0
+    client.close()
+
+
+async def test_a_cancelled_waiter_leaves_no_lease(
+    redis_link: RedisLink, other_link: RedisLink
+) -> None:
+    ours, theirs = RedisThreadLocks(redis_link), RedisThreadLocks(other_link)
+    async with theirs.hold(THREAD):
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout(0.2), ours.hold(THREAD):
+                pass
+    start = time.monotonic()
+    async with asyncio.timeout(3), theirs.hold(THREAD):
+        assert time.monotonic() - start < 0.1
+
+
+async def test_redis_stopped_mid_hold_lets_turns_finish_and_go_on(
+    redis_server: RedisServer, redis_link: RedisLink, other_link: RedisLink
+) -> None:
+    locks = RedisThreadLocks(redis_link, ttl_s=0.3)
+    events: list[str] = []
+
+    async def turn(name: str, hold: float) -> None:
+        async with locks.hold(THREAD):
+            events.append(f"{name}+")
+            await asyncio.sleep(hold)
+            events.append(f"{name}-")
+
+    first = asyncio.create_task(turn("a", 0.6))
+    await asyncio.sleep(0.05)
+    redis_server.stop()  # renewals fail while "a" holds; it must still finish
+    async with asyncio.timeout(5):
+        await asyncio.gather(first, turn("b", 0.05))  # in-process order still holds
+    assert events == ["a+", "a-", "b+", "b-"]
+    assert redis_link.down
+
+    # Back again (empty): after retry_s, locks are shared through Redis once more.
+    redis_server.start()
+    await asyncio.sleep(0.25)
+    theirs = RedisThreadLocks(other_link)
+    async with locks.hold(THREAD):
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout(0.2), theirs.hold(THREAD):
+                pass
+    async with asyncio.timeout(1), theirs.hold(THREAD):
+        pass
+
+
+async def test_release_after_redis_came_back_mid_hold(
+    redis_server: RedisServer, redis_link: RedisLink, other_link: RedisLink
+) -> None:
+    locks, theirs = RedisThreadLocks(redis_link, ttl_s=0.3), RedisThreadLocks(other_link)
+    async with locks.hold(THREAD):
+        redis_server.stop()
+        await asyncio.sleep(0.15)  # a renewal fails: the link goes down
+        redis_server.start()
+        await asyncio.sleep(0.4)  # retry_s passes; a renewal takes the lost lease back
+        client = raw(redis_link)
+        assert value(client, locks.lock_key(THREAD)).startswith(redis_link.worker_id)
+        client.close()
+    start = time.monotonic()
+    async with asyncio.timeout(3), theirs.hold(THREAD):  # released: no wait for expiry
+        assert time.monotonic() - start < 0.1
+
+
+def test_a_lease_must_expire(redis_link: RedisLink) -> None:
+    with pytest.raises(ValueError, match="must expire"):
+        RedisThreadLocks(redis_link, ttl_s=0)
+
+
+async def test_keys_are_per_prefix(redis_link: RedisLink) -> None:
+    other = RedisLink(redis_link.url, prefix=f"x{uuid.uuid4().hex[:4]}:")
+    try:
+        a, b = RedisThreadLocks(redis_link), RedisThreadLocks(other)
+        async with a.hold(THREAD), asyncio.timeout(1), b.hold(THREAD):
+            pass  # two deployments on one server do not block each other
+    finally:
+        await other.aclose()

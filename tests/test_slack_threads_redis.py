@@ -1,0 +1,93 @@
+"""The bot's Slack threads recorded in a real Redis: known to every worker, forgotten after
+the kept time, and still known to the worker that answered while Redis is gone."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+import redis
+
+from adapters.slack.threads import RedisThreadRecord, SqliteThreadRecord
+from agent.shared.link import RedisLink
+from tests.redis_support import RedisServer
+
+THREAD = "T1:C1:1700000000.000100"
+
+
+@pytest.fixture
+async def second_link(redis_link: RedisLink) -> AsyncIterator[RedisLink]:
+    link = RedisLink(redis_link.url, prefix=redis_link.prefix, retry_s=0.2, timeout_s=0.5)
+    yield link
+    await link.aclose()
+
+
+@pytest.fixture
+def local(tmp_path: Path) -> Iterator[SqliteThreadRecord]:
+    record = SqliteThreadRecord(tmp_path / "one.sqlite")
+    yield record
+    record.close()
+
+
+@pytest.fixture
+def other_local(tmp_path: Path) -> Iterator[SqliteThreadRecord]:
+    record = SqliteThreadRecord(tmp_path / "two.sqlite")
+    yield record
+    record.close()
+
+
+async def test_a_thread_answered_by_one_worker_is_known_to_the_other(
+    redis_link: RedisLink,
+    second_link: RedisLink,
+    local: SqliteThreadRecord,
+    other_local: SqliteThreadRecord,
+) -> None:
+    one = RedisThreadRecord(redis_link, local)
+    two = RedisThreadRecord(second_link, other_local)
+    assert not await two.has(THREAD)
+    await one.add(THREAD)
+    assert await two.has(THREAD)
+    assert not await other_local.has(THREAD)  # known through Redis, not a local copy
+    assert not await two.has("T1:C1:other")
+
+
+async def test_the_record_is_kept_for_keep_s_after_the_last_answer(
+    redis_link: RedisLink, local: SqliteThreadRecord
+) -> None:
+    record = RedisThreadRecord(redis_link, local, keep_s=0.3)
+    await record.add(THREAD)
+    await asyncio.sleep(0.2)
+    await record.add(THREAD)  # answered again: kept from now
+    await asyncio.sleep(0.2)
+    assert await record.has(THREAD)
+    await asyncio.sleep(0.2)
+    assert not await record.has(THREAD)
+    default = RedisThreadRecord(redis_link, local)
+    await default.add(THREAD)
+    client = redis.Redis.from_url(redis_link.url)
+    ttl_s = client.ttl(redis_link.key("slack-thread", THREAD))
+    client.close()
+    assert 89 * 86400 < ttl_s <= 90 * 86400
+
+
+async def test_redis_down_falls_back_to_the_workers_own_record(
+    redis_server: RedisServer,
+    redis_link: RedisLink,
+    second_link: RedisLink,
+    local: SqliteThreadRecord,
+    other_local: SqliteThreadRecord,
+) -> None:
+    one = RedisThreadRecord(redis_link, local)
+    two = RedisThreadRecord(second_link, other_local)
+    await one.add(THREAD)  # before the outage: written to Redis and the local record
+    redis_server.stop()
+    assert await one.has(THREAD)  # the worker that answered still knows
+    assert not await two.has(THREAD)  # the other does not, until Redis is back
+    await two.add("T1:C1:during")
+    assert await two.has("T1:C1:during")
+    redis_server.start()
+    await asyncio.sleep(0.25)  # the links' retry_s
+    await two.add("T1:C1:after")
+    assert await one.has("T1:C1:after")
