@@ -36,6 +36,8 @@ class Turn:
     message_id: str = ""
     # Document scopes this channel may search; None means the default scope only.
     scopes: frozenset[str] | None = None
+    # The channel's persona line for the prompts; empty means the process-wide one.
+    persona: str = ""
 
     @property
     def thread_id(self) -> str:
@@ -102,6 +104,8 @@ class Final:
     mode: Literal["llm", "extractive"] = "extractive"
     llm_calls: int = 0
     usage: Usage = field(default_factory=Usage)
+    # The same tokens split by model name: the fast and the chat model are priced apart.
+    usage_by_model: dict[str, Usage] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)  # milliseconds per stage
     thread_id: str = ""
     notes: list[str] = field(default_factory=list)  # stated reasons: fallbacks taken, limits hit
@@ -110,6 +114,8 @@ class Final:
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["usage"]["total_tokens"] = self.usage.total_tokens
+        for model, usage in self.usage_by_model.items():
+            data["usage_by_model"][model]["total_tokens"] = usage.total_tokens
         data.pop("kind")
         return data
 

@@ -71,8 +71,10 @@ def analysis_messages(
     today: str,
     *,
     history_budget: int = 1200,
+    persona: str = "",
 ) -> list[BaseMessage]:
-    system = f"""{PERSONA}
+    # The persona shapes the smalltalk and general replies written here.
+    system = f"""{persona or PERSONA}
 Today is {today}.
 
 Read the user's new message and plan how to answer it. Routes:
@@ -144,10 +146,10 @@ def verdict_messages(question: str, answer: str, items: Sequence[PoolItem]) -> l
     return [SystemMessage(system), HumanMessage(human)]
 
 
-def tools_messages(text: str, language: str, timezone: str) -> list[BaseMessage]:
+def tools_messages(text: str, language: str, timezone: str, persona: str = "") -> list[BaseMessage]:
     system = (
-        f"{PERSONA}\nUse the calculator for arithmetic and current_datetime for the date or "
-        f"time (default timezone {timezone}). Reply in "
+        f"{persona or PERSONA}\nUse the calculator for arithmetic and current_datetime for "
+        f"the date or time (default timezone {timezone}). Reply in "
         f"{'Korean' if language == 'ko' else 'English'}, briefly."
     )
     return [SystemMessage(system), HumanMessage(text)]

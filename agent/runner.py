@@ -19,7 +19,7 @@ from typing import Any, cast, get_args
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 
-from agent import replies
+from agent import log_context, replies
 from agent.deps import Deps
 from agent.events import Event, Final, Progress, Route, Source, Token, Turn, Usage
 from agent.language import detect_language
@@ -80,6 +80,10 @@ class _DraftGate:
         return tokens
 
 
+def _usage(counts: dict[str, Any]) -> Usage:
+    return Usage(int(counts.get("prompt_tokens", 0)), int(counts.get("completion_tokens", 0)))
+
+
 class Runner:
     def __init__(
         self,
@@ -95,10 +99,21 @@ class Runner:
         self.turn_timeout_s = turn_timeout_s
         self._housekeeping: set[asyncio.Task[None]] = set()
 
-    def _config(self, thread_id: str) -> dict[str, Any]:
+    def _config(self, turn: Turn) -> dict[str, Any]:
+        """The run's config. Name, tags and metadata label the trace when LangSmith tracing
+        is switched on by its environment variables; LangChain reads them, nothing else."""
         return {
-            "configurable": {"thread_id": thread_id},
+            "configurable": {"thread_id": turn.thread_id},
             "recursion_limit": self.deps.config.recursion_limit,
+            "run_name": "teamrag turn",
+            "tags": [turn.platform],
+            "metadata": {
+                "thread_id": turn.thread_id,
+                "platform": turn.platform,
+                "workspace": turn.workspace,
+                "channel": turn.channel,
+                "user": turn.user,
+            },
         }
 
     async def run(self, turn: Turn) -> AsyncIterator[Event]:
@@ -111,6 +126,7 @@ class Runner:
             workspace=turn.workspace,
             scopes=sorted(turn.scopes) if turn.scopes else None,
             thread_id=thread_id,
+            persona=turn.persona,
         )
         queue: asyncio.Queue[Event | None] = asyncio.Queue()
         task = asyncio.create_task(self._drive(turn, turn_input, queue, start))
@@ -157,19 +173,22 @@ class Runner:
     ) -> None:
         thread_id = turn.thread_id
         final: Final | None = None
-        try:
-            async with self.locks.hold(thread_id):
-                waited = time.perf_counter() - start
-                async with asyncio.timeout(self.turn_timeout_s):
-                    values = await self._stream(turn_input, queue)
-                final = self._final(values, turn, start, waited)
-                await queue.put(final)
-                # After the answer is out, still holding the thread: housekeeping.
-                await self._prune(thread_id)
-        except Exception as exc:  # every turn ends in a Final that says what happened
-            log.exception("turn failed on thread %s", thread_id)
-            if final is None:
-                await queue.put(self._failure(turn, exc, start))
+        # This task is the turn: every log line written in it (and in the graph's tasks,
+        # which copy the context) names the thread, and concurrent turns keep their own.
+        with log_context.bind(thread_id=thread_id):
+            try:
+                async with self.locks.hold(thread_id):
+                    waited = time.perf_counter() - start
+                    async with asyncio.timeout(self.turn_timeout_s):
+                        values = await self._stream(turn, turn_input, queue)
+                    final = self._final(values, turn, start, waited)
+                    await queue.put(final)
+                    # After the answer is out, still holding the thread: housekeeping.
+                    await self._prune(thread_id)
+            except Exception as exc:  # every turn ends in a Final that says what happened
+                log.exception("turn failed on thread %s", thread_id)
+                if final is None:
+                    await queue.put(self._failure(turn, exc, start))
         await queue.put(None)
 
     async def _prune(self, thread_id: str) -> None:
@@ -183,14 +202,14 @@ class Runner:
             log.warning("could not prune thread %s", thread_id, exc_info=True)
 
     async def _stream(
-        self, turn_input: TurnInput, queue: asyncio.Queue[Event | None]
+        self, turn: Turn, turn_input: TurnInput, queue: asyncio.Queue[Event | None]
     ) -> dict[str, Any]:
         """Relay the graph's custom events; returns the state the turn ended with."""
         gate = _DraftGate()
         values: dict[str, Any] = {}
         stream = self.graph.astream(  # type: ignore[call-overload]
             fresh_turn(turn_input),
-            config=self._config(turn_input["thread_id"]),
+            config=self._config(turn),
             context=self.deps,
             stream_mode=["custom", "values"],
             # One checkpoint per turn: intermediate steps are not worth a write each.
@@ -240,7 +259,8 @@ class Runner:
             degraded=bool(values.get("degraded")),
             mode="llm" if self.deps.llms is not None else "extractive",
             llm_calls=int(values.get("llm_calls") or 0),
-            usage=Usage(int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))),
+            usage=_usage(usage),
+            usage_by_model={m: _usage(u) for m, u in (values.get("usage_by_model") or {}).items()},
             timings=timings,
             thread_id=turn.thread_id,
             notes=notes,

@@ -108,12 +108,25 @@ def merge_or_reset(left: dict[str, Any] | None, right: dict[str, Any] | None) ->
     return merged
 
 
+def merge_by_key_or_reset(
+    left: dict[str, dict[str, Any]] | None, right: dict[str, dict[str, Any]] | None
+) -> dict[str, dict[str, Any]]:
+    """Merge counters kept per name (usage per model): each inner dict merges like ``usage``."""
+    if right is None:
+        return {}
+    merged = dict(left or {})
+    for key, value in right.items():
+        merged[key] = merge_or_reset(merged.get(key), value)
+    return merged
+
+
 class TurnInput(TypedDict):
     text: str
     user: str
     workspace: str
     scopes: list[str] | None
     thread_id: str
+    persona: str  # the channel's persona line; "" = the process-wide one
 
 
 def fresh_turn(turn: TurnInput) -> dict[str, Any]:
@@ -157,6 +170,7 @@ def fresh_turn(turn: TurnInput) -> dict[str, Any]:
         "notes": RESET,
         "llm_calls": RESET,
         "usage": RESET,
+        "usage_by_model": RESET,
         "timings": RESET,
     }
 
@@ -204,4 +218,5 @@ class AgentState(TypedDict, total=False):
     notes: Annotated[list[str], extend_or_reset]
     llm_calls: Annotated[int, add_or_reset]
     usage: Annotated[dict[str, Any], merge_or_reset]
+    usage_by_model: Annotated[dict[str, dict[str, Any]], merge_by_key_or_reset]
     timings: Annotated[dict[str, Any], merge_or_reset]

@@ -1,7 +1,8 @@
 """Per-channel rules: where the bot answers, which documents a channel may search,
-and whether replies in a thread need a mention.
+whether replies in a thread need a mention, and the persona line of its prompts.
 
-Rules come from a TOML file (``TEAMRAG_CHANNELS_FILE``); a channel without a
+Rules come from a TOML file (``TEAMRAG_CHANNELS_FILE``) or the same TOML inline
+(``TEAMRAG_CHANNELS``, for a deployment without files); a channel without a
 section takes ``[defaults]``::
 
     [defaults]
@@ -10,6 +11,7 @@ section takes ``[defaults]``::
     [channels.C0123ABCD]         # a Slack channel id, or a Discord channel id
     scopes = ["engineering", "public"]
     follow_ups = false
+    persona = "You are the platform team's on-call assistant. Be brief and precise."
 
     [channels."987654321098765432"]
     answer = false               # never answer here (say why instead)
@@ -24,6 +26,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from agent.retrieval.ingest import validate_scope
 
+# A persona is one line that replaces the prompts' first line, not a second system prompt.
+PERSONA_MAX_CHARS = 500
+
 
 class ChannelRule(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -34,10 +39,28 @@ class ChannelRule(BaseModel):
         None, description="Document scopes this channel may search; unset = the default scope."
     )
 
+    persona: str | None = Field(
+        None, description="The persona line of this channel's prompts; unset = TEAMRAG_PERSONA."
+    )
+
     @field_validator("scopes")
     @classmethod
     def _valid_scopes(cls, scopes: frozenset[str] | None) -> frozenset[str] | None:
         return None if scopes is None else frozenset(validate_scope(s) for s in scopes)
+
+    @field_validator("persona")
+    @classmethod
+    def _valid_persona(cls, persona: str | None) -> str | None:
+        if persona is None:
+            return None
+        persona = persona.strip()
+        if "\n" in persona or "\r" in persona:
+            raise ValueError("must be a single line; join its sentences on one line")
+        if len(persona) > PERSONA_MAX_CHARS:
+            raise ValueError(
+                f"is {len(persona)} characters; keep it under {PERSONA_MAX_CHARS} (one line)"
+            )
+        return persona or None
 
 
 class ChannelRules(BaseModel):
@@ -56,24 +79,37 @@ class ChannelRules(BaseModel):
 
 
 class ChannelRulesError(Exception):
-    """The channels file cannot be used; the message names the file and the problem."""
+    """The channel rules cannot be used; the message names the setting and the problem."""
 
 
-def load_channel_rules(path: Path | None) -> ChannelRules:
+def load_channel_rules(path: Path | None, inline: str | None = None) -> ChannelRules:
+    """The rules from the file at ``path`` or the inline TOML text (at most one of them)."""
+    if path is not None and inline:
+        raise ChannelRulesError(
+            "TEAMRAG_CHANNELS and TEAMRAG_CHANNELS_FILE are both set; keep one of them "
+            "(they would otherwise disagree about which rules apply)"
+        )
+    if inline:
+        return _parse(inline, "TEAMRAG_CHANNELS")
     if path is None:
         return ChannelRules()
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-        return ChannelRules.model_validate(data)
+        text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ChannelRulesError(
             f"TEAMRAG_CHANNELS_FILE {path} cannot be read: {exc.strerror}; fix the path or "
             "unset it to answer everywhere with the default scope"
         ) from None
+    return _parse(text, f"TEAMRAG_CHANNELS_FILE {path}")
+
+
+def _parse(text: str, origin: str) -> ChannelRules:
+    try:
+        return ChannelRules.model_validate(tomllib.loads(text))
     except tomllib.TOMLDecodeError as exc:
-        raise ChannelRulesError(f"TEAMRAG_CHANNELS_FILE {path} is not valid TOML: {exc}") from None
+        raise ChannelRulesError(f"{origin} is not valid TOML: {exc}") from None
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
         )
-        raise ChannelRulesError(f"TEAMRAG_CHANNELS_FILE {path}: {problems}") from None
+        raise ChannelRulesError(f"{origin}: {problems}") from None

@@ -45,7 +45,14 @@ class Place:
         return cls(guild_id, channel_id, parent)
 
     def turn(
-        self, question: str, *, root: int, user: int, message: int, scopes: frozenset[str] | None
+        self,
+        question: str,
+        *,
+        root: int,
+        user: int,
+        message: int,
+        scopes: frozenset[str] | None,
+        persona: str = "",
     ) -> Turn:
         return Turn(
             text=question,
@@ -56,4 +63,5 @@ class Place:
             user=str(user),
             message_id=str(message),
             scopes=scopes,
+            persona=persona,
         )

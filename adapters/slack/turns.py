@@ -63,7 +63,7 @@ class Incoming:
     def question(self, bot_user_id: str) -> str:
         return plain_question(self.text, bot_user_id)
 
-    def turn(self, question: str, scopes: frozenset[str] | None) -> Turn:
+    def turn(self, question: str, scopes: frozenset[str] | None, *, persona: str = "") -> Turn:
         return Turn(
             text=question,
             platform=PLATFORM,
@@ -73,6 +73,7 @@ class Incoming:
             user=self.user,
             message_id=self.client_msg_id or self.ts,
             scopes=scopes,
+            persona=persona,
         )
 
 

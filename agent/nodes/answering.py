@@ -22,7 +22,15 @@ from agent.extractive import extractive_answer
 from agent.guards import check_output
 from agent.llm import LLMError, stream_text, structured
 from agent.memory.budget import TokenPlan, fit_texts
-from agent.nodes.common import RAG_ROUTES, degraded, hit_of, llm_used, question_of, timed
+from agent.nodes.common import (
+    RAG_ROUTES,
+    degraded,
+    hit_of,
+    llm_used,
+    persona_of,
+    question_of,
+    timed,
+)
 from agent.nodes.judging import candidates
 from agent.nodes.routing import history_of
 from agent.progress import emit, report
@@ -119,7 +127,7 @@ async def generate(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
         summary=state.get("summary", ""),
         profile=state.get("profile", ""),
         feedback=state.get("feedback", ""),
-        persona=deps.persona,
+        persona=persona_of(state, deps),
         history_budget=plan_tokens.history,
     )
 
@@ -132,7 +140,7 @@ async def generate(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
         return {"draft": await quote(state, deps, items), "draft_sources": items} | degraded(
             exc.kind
         )
-    return {"draft": text, "draft_sources": items} | llm_used(usage)
+    return {"draft": text, "draft_sources": items} | llm_used(usage, deps.llms.chat_name)
 
 
 def _accept(draft: str, items: list[PoolItem], check: Check | None) -> dict[str, Any]:
@@ -169,10 +177,11 @@ async def verify(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
         reason=out.reason,
     )
     if check["grounded"] and check["answers_question"]:
-        return _accept(draft, items, check) | llm_used(usage)
+        return _accept(draft, items, check) | llm_used(usage, deps.llms.fast_name)
     default = "not supported by the sources" if not check["grounded"] else "off topic"
     reason = out.reason or default
-    return _rejected(state, reason) | llm_used(usage) | {"check": check}
+    used = llm_used(usage, deps.llms.fast_name)
+    return _rejected(state, reason) | used | {"check": check}
 
 
 def _rejected(state: AgentState, reason: str) -> dict[str, Any]:

@@ -37,8 +37,15 @@ def timed(name: str) -> Callable[[Node], Node]:
     return decorate
 
 
-def llm_used(usage: dict[str, int], calls: int = 1) -> dict[str, Any]:
-    return {"llm_calls": calls, "usage": dict(usage)}
+def llm_used(usage: dict[str, int], model: str, calls: int = 1) -> dict[str, Any]:
+    """Count a model's calls and tokens, in total and per model (they are priced apart)."""
+    by_model = {model: dict(usage)} if calls else {}
+    return {"llm_calls": calls, "usage": dict(usage), "usage_by_model": by_model}
+
+
+def persona_of(state: AgentState, deps: Deps) -> str:
+    """The channel's persona line when it has one, else the process-wide one."""
+    return state["turn"].get("persona") or deps.persona
 
 
 def degraded(reason: str) -> dict[str, Any]:

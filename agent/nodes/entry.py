@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import re
 from typing import Any
 
@@ -12,7 +13,7 @@ from agent.deps import Deps
 from agent.guards import check_input
 from agent.intent import is_context_dependent
 from agent.language import detect_language
-from agent.nodes.common import timed
+from agent.nodes.common import persona_of, timed
 from agent.progress import report
 from agent.retrieval.tokenizer import tokenize
 from agent.state import AgentState
@@ -20,11 +21,16 @@ from agent.state import AgentState
 _HANGUL = re.compile(r"[가-힣]")
 
 
-def scope_key(state: AgentState) -> str:
-    """Cache entries are shared only by turns that may see exactly the same documents."""
+def scope_key(state: AgentState, deps: Deps) -> str:
+    """Cache entries are shared only by turns that may see exactly the same documents,
+    and whose answers were written under the same persona (a channel's tone or rules)."""
     turn = state["turn"]
     scopes = ",".join(sorted(turn["scopes"] or ["*default*"]))
-    return f"{turn['workspace']}|{scopes}"
+    key = f"{turn['workspace']}|{scopes}"
+    persona = persona_of(state, deps)
+    if persona:  # no suffix without one, so existing entries stay valid
+        key += "|persona:" + hashlib.sha256(persona.encode("utf-8")).hexdigest()[:16]
+    return key
 
 
 def same_subject(question: str, cached: str) -> bool:
@@ -82,7 +88,7 @@ async def cache_lookup(state: AgentState, runtime: Runtime[Deps]) -> dict[str, A
     def lookup() -> Any:
         vector = deps.kb.embedder.embed_query(question)
         return cache.lookup(
-            question, vector, scope_key(state), catalog.document_versions, same_subject
+            question, vector, scope_key(state, deps), catalog.document_versions, same_subject
         )
 
     try:

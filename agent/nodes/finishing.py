@@ -63,7 +63,7 @@ async def cache_store(state: AgentState, runtime: Runtime[Deps]) -> dict[str, An
         cache.store(
             state["question"],
             vector,
-            scope_key(state),
+            scope_key(state, deps),
             state["answer"],
             [dict(s) for s in sources],
             state["language"],

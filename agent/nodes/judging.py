@@ -131,7 +131,7 @@ async def judge(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
             rest = [i["id"] for i in items if i["id"] not in ranked]  # kept behind the ranked
             score = max(0.0, min(1.0, out.sufficiency))
             reviewed = (ranked + rest, score, out.missing_aspects, len(ranked))
-            update |= llm_used(usage)
+            update |= llm_used(usage, deps.llms.fast_name)
         except LLMError as exc:
             update |= degraded(exc.kind)
     if reviewed is None:  # no LLM, or it failed: the stand-in

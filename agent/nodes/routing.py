@@ -29,7 +29,7 @@ from agent.memory.profile import (
     render_profile,
     user_namespace,
 )
-from agent.nodes.common import RAG_ROUTES, degraded, llm_used, timed
+from agent.nodes.common import RAG_ROUTES, degraded, llm_used, persona_of, timed
 from agent.nodes.entry import has_history
 from agent.nodes.retrieval import prefetch
 from agent.progress import report
@@ -157,13 +157,14 @@ async def router(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
             profile,
             today,
             history_budget=TokenPlan.for_context(deps.config.context_tokens).history,
+            persona=persona_of(state, deps),
         )
         fetching = None
         if _worth_prefetching(question, has_history(state)):
             fetching = asyncio.create_task(prefetch(state, deps))
         try:
             analysis, usage = await structured(deps.llms.fast, Analysis, messages)
-            update = _from_analysis(analysis, state, deps) | llm_used(usage)
+            update = _from_analysis(analysis, state, deps) | llm_used(usage, deps.llms.fast_name)
         except LLMError as exc:
             local = await _local_route(state, deps)
             update = local | _merge_notes(local, degraded(exc.kind))
@@ -240,7 +241,8 @@ async def tools_node(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any
     if deps.llms is None:
         answer = _local_tool_answer(state["question"], language, timezone)
         return {"answer": answer, "grounded": True}
-    messages: list[BaseMessage] = tools_messages(state["question"], language, timezone)
+    persona, model = persona_of(state, deps), deps.llms.chat_name
+    messages: list[BaseMessage] = tools_messages(state["question"], language, timezone, persona)
     usage = {"prompt_tokens": 0, "completion_tokens": 0}
     calls = 0
     try:
@@ -249,7 +251,8 @@ async def tools_node(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any
             calls += 1
             usage = {k: usage[k] + used[k] for k in usage}
             if not reply.tool_calls:
-                return {"answer": str(reply.content), "grounded": True} | llm_used(usage, calls)
+                answered = {"answer": str(reply.content), "grounded": True}
+                return answered | llm_used(usage, model, calls)
             messages.append(reply)
             for call in reply.tool_calls:
                 result = _run_tool(call["name"], call["args"], timezone)
@@ -257,7 +260,8 @@ async def tools_node(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any
         raise LLMError("malformed", "the model kept calling tools")
     except LLMError as exc:
         answer = _local_tool_answer(state["question"], language, timezone)
-        return {"answer": answer, "grounded": True} | llm_used(usage, calls) | degraded(exc.kind)
+        used = llm_used(usage, model, calls)
+        return {"answer": answer, "grounded": True} | used | degraded(exc.kind)
 
 
 @timed("memory")
