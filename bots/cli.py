@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import getpass
-import logging
 import sys
 from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
-from typing import Annotated, Any, cast
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -18,7 +17,6 @@ from rich.table import Table
 
 from adapters import console as view
 from adapters.chat.channels import ChannelRules, ChannelRulesError, load_channel_rules
-from adapters.chat.feedback import Rating
 from adapters.chat.services import ChatServices
 from adapters.terminal import chat as terminal_chat
 from adapters.terminal import new_thread_id, run_turn
@@ -27,6 +25,7 @@ from agent.memory.backends import MemoryBackendError
 from agent.retrieval.ingest import Ingestor, validate_scope
 from agent.retrieval.knowledge_base import KnowledgeBase, SearchOptions
 from agent.runner import Runner
+from agent.shared.link import RedisUnavailableError
 from bots.bench import bench_app
 from bots.common import (
     err,
@@ -37,8 +36,11 @@ from bots.common import (
     settings_or_exit,
     startup_objects_frozen,
 )
+from bots.doctor import doctor
+from bots.logs import configure_logging
+from bots.records import feedback, usage
 from bots.settings import BotConfigError, Settings
-from bots.wiring import feedback_store, open_chat_services, open_runner, parts_in_use
+from bots.wiring import open_chat_services, open_runner, parts_in_use
 
 app = typer.Typer(
     help="teamrag: answers a team's questions from its own documents, with citations.",
@@ -46,6 +48,9 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.add_typer(bench_app, name="bench")
+app.command()(doctor)
+app.command()(feedback)
+app.command()(usage)
 out = Console()
 
 
@@ -161,11 +166,7 @@ async def _with_chat_services(
     settings: Settings, rules: ChannelRules, use: Callable[[ChatServices], Awaitable[None]]
 ) -> None:
     # A bot runs for days: what it did (connected, refused, retried) belongs in its log.
-    logging.basicConfig(
-        level=settings.log_level,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
+    configure_logging(settings)
     with knowledge_base(settings) as kb:
         _warn_if_empty(settings, kb)
         try:
@@ -180,7 +181,7 @@ async def _with_chat_services(
                 # with its own gentler stop that finishes the answers under way.
                 with startup_objects_frozen(), on_sigterm(stop):
                     await use(services)
-        except (MemoryBackendError, BotConfigError) as exc:
+        except (MemoryBackendError, BotConfigError, RedisUnavailableError) as exc:
             raise fail(str(exc)) from None
 
 
@@ -276,7 +277,7 @@ def _serve_bot(
     settings = settings_or_exit()
     try:
         check(settings)
-        rules = load_channel_rules(settings.channels_file)
+        rules = load_channel_rules(settings.channels_file, settings.channels)
     except (BotConfigError, ChannelRulesError) as exc:
         raise fail(str(exc), 2) from None
     _run(_with_chat_services(settings, rules, lambda services: serve(settings, services)))
@@ -303,27 +304,6 @@ def discord() -> None:
     from bots.discord_bot import check_discord_settings, serve_discord
 
     _serve_bot(check_discord_settings, serve_discord)
-
-
-@app.command()
-def feedback(
-    show: Annotated[str, typer.Option(help="down, up or all.")] = "down",
-    limit: Annotated[int, typer.Option(min=1, max=10_000)] = 20,
-    json_out: Annotated[bool, typer.Option("--json", help="Print JSON lines.")] = False,
-) -> None:
-    """Votes on answers from Slack and Discord, newest first (thumbs-down by default)."""
-    if show not in ("down", "up", "all"):
-        raise fail(f"--show must be down, up or all, not {show!r}", 2)
-    store = feedback_store(settings_or_exit())
-    try:
-        entries = store.entries(None if show == "all" else cast(Rating, show), limit)
-    finally:
-        store.close()
-    if json_out:
-        for entry in entries:
-            print(view.feedback_json(entry))
-    else:
-        view.render_feedback(out, entries)
 
 
 def main() -> None:  # pragma: no cover - console script entry

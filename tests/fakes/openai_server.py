@@ -9,6 +9,7 @@ output (``response_format`` json_schema), tool calls, usage, injected HTTP
 errors and delays. Replies are scripted per *task* (see :func:`task_of`), and
 every chat call is logged with its timing so a test can count how many LLM
 round trips were on the critical path (:meth:`FakeOpenAI.round_trips`).
+``GET /v1/models`` lists models (or fails on demand) for readiness checks.
 """
 
 from __future__ import annotations
@@ -296,6 +297,10 @@ class FakeOpenAI:
     latency_s: float = 0.0
     chat_requests: list[dict[str, Any]] = field(default_factory=list)
     calls: list[Call] = field(default_factory=list)
+    # GET /v1/models: the ids it lists, an injected HTTP status, and how often it was asked.
+    models: list[str] = field(default_factory=lambda: ["gpt-4o-mini", "gpt-4o"])
+    models_fail_with: int | None = None
+    models_calls: int = 0
     _cursors: dict[str, tuple[list[Reply], int]] = field(default_factory=dict)
     _ids: Iterator[int] = field(default_factory=itertools.count)
     _epoch: int = 0
@@ -316,7 +321,8 @@ class FakeOpenAI:
         return self
 
     def reset(self) -> None:
-        """Forget the script and every log; ``latency_s`` and ``fail_with`` are kept."""
+        """Forget the script, every log and ``models_fail_with``; ``latency_s`` and
+        ``fail_with`` are kept."""
         # A request still in flight (say, one a client already timed out on) belongs to
         # the previous test; the epoch keeps it out of the fresh logs when it finishes.
         self._epoch += 1
@@ -325,6 +331,8 @@ class FakeOpenAI:
         self.requests.clear()
         self.chat_requests.clear()
         self.calls.clear()
+        self.models_fail_with = None
+        self.models_calls = 0
 
     def round_trips(self, calls: Sequence[Call] | None = None) -> int:
         """Sequential LLM round trips: overlapping calls count once (see :func:`round_trips`)."""
@@ -523,10 +531,23 @@ class FakeOpenAI:
             }
         )
 
+    async def _models(self, request: web.Request) -> web.Response:
+        """The model list, as readiness checks and ``teamrag doctor`` ask for it."""
+        self.models_calls += 1
+        if self.models_fail_with is not None:
+            status = self.models_fail_with
+            return web.json_response(_error_body(status), status=status)
+        data = [
+            {"id": model, "object": "model", "created": 0, "owned_by": "fake"}
+            for model in self.models
+        ]
+        return web.json_response({"object": "list", "data": data})
+
     def start(self) -> FakeOpenAI:
         app = web.Application()
         app.router.add_post("/v1/embeddings", self._embeddings)
         app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_get("/v1/models", self._models)
         self._server = BackgroundApp(app)
         self.base_url = self._server.start() + "/v1"
         return self

@@ -1,0 +1,113 @@
+"""Where each piece of shared state lives: in Redis when ``REDIS_URL`` is set, else in
+this process (or a file in the data folder).
+
+One builder per piece, each taking the process's :class:`RedisLink` or None. The
+Redis versions fall back to their local twin while Redis is unreachable, so the
+choice made here at start-up holds for the whole run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+
+from adapters.chat.dedupe import Deduper, LocalDeduper, RedisDeduper
+from adapters.chat.feedback import SqliteFeedbackStore
+from adapters.chat.feedback_redis import RedisFeedbackStore
+from adapters.chat.queue import LocalTurnQueue, RedisTurnQueue, TurnQueue
+from adapters.chat.ratelimit import LocalRateLimiter, RateLimiter, RedisRateLimiter
+from adapters.chat.usage import SqliteUsageStore
+from adapters.chat.usage_redis import RedisUsageStore
+from agent.cache import AnswerCache, SqliteAnswerCache
+from agent.config import AgentConfig
+from agent.locks import FileThreadLocks, ThreadLocks
+from agent.shared.cache import RedisAnswerCache
+from agent.shared.link import RedisLink
+from agent.shared.locks import RedisThreadLocks
+from bots.settings import Settings
+
+
+@asynccontextmanager
+async def open_link(settings: Settings) -> AsyncIterator[RedisLink | None]:
+    """The process's Redis link, checked at start (``RedisUnavailableError`` names the
+    fix); None without ``REDIS_URL``."""
+    if not settings.redis_url:
+        yield None
+        return
+    link = RedisLink(settings.redis_url, retry_s=settings.redis_retry_s)
+    try:
+        await link.check()
+        yield link
+    finally:
+        await link.aclose()
+
+
+def answer_cache(
+    settings: Settings, config: AgentConfig, link: RedisLink | None
+) -> tuple[AnswerCache, SqliteAnswerCache]:
+    """The cache the agent uses, and the SQLite file behind it (to close at the end)."""
+    local = SqliteAnswerCache(
+        settings.data_dir / "answer_cache.sqlite",
+        threshold=config.cache_threshold,
+        ttl_s=config.cache_ttl_s,
+    )
+    if link is None:
+        return local, local
+    shared = RedisAnswerCache(
+        link, local, threshold=config.cache_threshold, ttl_s=config.cache_ttl_s
+    )
+    return shared, local
+
+
+def thread_locks(settings: Settings, link: RedisLink | None) -> ThreadLocks | None:
+    """One run at a time per thread: across workers with Redis; across the processes of
+    one machine when they share the embedded memory file; else the runner's own lock."""
+    if link is not None:
+        # A dead worker's lease lapses no later than its queued turn is taken over, so the
+        # worker taking it over does not wait on the dead one's lock.
+        return RedisThreadLocks(link, ttl_s=settings.queue_claim_s)
+    if settings.database_url:
+        return None
+    return FileThreadLocks(settings.data_dir / "locks")
+
+
+def deduper(link: RedisLink | None) -> Deduper:
+    return LocalDeduper() if link is None else RedisDeduper(link)
+
+
+def rate_limiter(settings: Settings, link: RedisLink | None) -> RateLimiter:
+    per_minute = settings.rate_limit_per_minute
+    return LocalRateLimiter(per_minute) if link is None else RedisRateLimiter(link, per_minute)
+
+
+def turn_queues(settings: Settings, link: RedisLink | None) -> Callable[[str], TurnQueue]:
+    """A platform's queue of accepted questions: durable in Redis, or run at once."""
+
+    def queue_for(platform: str) -> TurnQueue:
+        if link is None:
+            return LocalTurnQueue()
+        return RedisTurnQueue(
+            link,
+            platform,
+            claim_s=settings.queue_claim_s,
+            max_attempts=settings.queue_max_attempts,
+        )
+
+    return queue_for
+
+
+def feedback_store(settings: Settings) -> SqliteFeedbackStore:
+    return SqliteFeedbackStore(settings.data_dir / "feedback.sqlite")
+
+
+def shared_feedback_store(
+    settings: Settings, link: RedisLink | None
+) -> SqliteFeedbackStore | RedisFeedbackStore:
+    """Votes from every worker and both platforms; the SQLite file while Redis is down."""
+    local = feedback_store(settings)
+    return local if link is None else RedisFeedbackStore(link, local)
+
+
+def usage_store(settings: Settings, link: RedisLink | None) -> SqliteUsageStore | RedisUsageStore:
+    local = SqliteUsageStore(settings.data_dir / "usage.sqlite")
+    return local if link is None else RedisUsageStore(link, local)
