@@ -209,11 +209,12 @@ async def run_mode(
                 return figures
 
         with startup_objects_frozen():  # as `teamrag slack` does
-            await one_wave(2, 0)  # warm-up, not measured: connections, first calls
-            figures = []
-            for number in range(1, args.waves + 1):
-                figures += await one_wave(args.conversations, number)
-            await bot.drain(30)
+            async with bot.serving():
+                await one_wave(2, 0)  # warm-up, not measured: connections, first calls
+                figures = []
+                for number in range(1, args.waves + 1):
+                    figures += await one_wave(args.conversations, number)
+                await bot.drain(30)
         await server.cleanup()
     threads.close()
     feedback.close()

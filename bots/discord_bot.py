@@ -13,9 +13,12 @@ from typing import Any
 
 import discord
 
+from adapters.chat.metrics import Metrics
 from adapters.chat.services import ChatServices
 from adapters.discord.client import CommandSyncError, build_client, discord_endpoints
 from adapters.discord.options import Adapter, DiscordOptions
+from bots.checks import readiness
+from bots.ops import ops_server
 from bots.settings import BotConfigError, Settings
 
 log = logging.getLogger(__name__)
@@ -73,6 +76,17 @@ async def serve_discord(
     check_discord_settings(settings)
     token = settings.discord_token or ""
     adapter = Adapter(services, discord_options(settings))
+    checks = readiness(settings, redis=services.link)
+    try:
+        async with ops_server(settings.ops_port, checks, services.metrics or Metrics()):
+            await _connect(settings, adapter, token, client_options)
+    finally:
+        await checks.aclose()
+
+
+async def _connect(
+    settings: Settings, adapter: Adapter, token: str, client_options: Mapping[str, Any] | None
+) -> None:
     message_content = True
     with discord_endpoints(settings.discord_api_base, settings.discord_gateway_url):
         while True:

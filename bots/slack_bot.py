@@ -10,6 +10,7 @@ server on a port, which checks every request's signature with
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 import aiohttp
 from aiohttp import web
@@ -22,12 +23,17 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 )
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.chat.metrics import Metrics
 from adapters.chat.services import ChatServices
 from adapters.slack.app import create_app
 from adapters.slack.bot import SlackBot
 from adapters.slack.live import StreamSupport
-from adapters.slack.threads import SqliteThreadRecord, ThreadRecord
+from adapters.slack.threads import RedisThreadRecord, SqliteThreadRecord, ThreadRecord
+from adapters.slack.turns import PLATFORM
+from agent.shared.link import RedisLink
+from bots.checks import readiness
 from bots.common import err, on_sigterm
+from bots.ops import ops_routes, ops_server
 from bots.settings import BotConfigError, Settings
 
 EVENTS_PATH = "/slack/events"
@@ -96,24 +102,43 @@ def build_slack_app(
     *,
     session: aiohttp.ClientSession | None = None,
 ) -> tuple[AsyncApp, SlackBot]:
+    client = slack_client(settings, session)
     bot = SlackBot(
         services,
         threads,
+        client,
+        queue=services.queue_for(PLATFORM),
         streaming=StreamSupport(enabled=settings.slack_streaming),
         retry_handlers=retry_handlers(),
     )
     secret = None if settings.slack_app_token else settings.slack_signing_secret
-    return create_app(bot, slack_client(settings, session), signing_secret=secret), bot
+    return create_app(bot, client, signing_secret=secret), bot
 
 
 def thread_record(settings: Settings) -> SqliteThreadRecord:
     return SqliteThreadRecord(settings.data_dir / "slack_threads.sqlite")
 
 
-async def start_http(app: AsyncApp, *, host: str, port: int) -> tuple[web.AppRunner, int]:
-    """Serve the Events API (events, commands and clicks on one path); returns the port."""
+def shared_threads(local: SqliteThreadRecord, link: RedisLink | None) -> ThreadRecord:
+    """The threads the bot answers in, known to every worker through Redis; the
+    machine's own record (``local``) while Redis is away."""
+    return local if link is None else RedisThreadRecord(link, local)
+
+
+async def start_http(
+    app: AsyncApp,
+    *,
+    host: str,
+    port: int,
+    mount: Callable[[web.Application], None] | None = None,
+) -> tuple[web.AppRunner, int]:
+    """Serve the Events API (events, commands and clicks on one path), and whatever
+    ``mount`` adds (the ops endpoints); returns the port."""
+    web_app = app.web_app(path=EVENTS_PATH, port=port)
+    if mount is not None:
+        mount(web_app)
     # No access log: a line per Slack event says nothing the bot's own log does not.
-    runner = web.AppRunner(app.web_app(path=EVENTS_PATH, port=port), access_log=None)
+    runner = web.AppRunner(web_app, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, host, port)
     await site.start()
@@ -125,18 +150,31 @@ async def serve_slack(
 ) -> None:
     """Run the bot until Ctrl-C (cancelled) or SIGTERM (returns), then let the answers
     under way finish."""
-    threads = thread_record(settings)
+    local_threads = thread_record(settings)
+    threads = shared_threads(local_threads, services.link)
+    checks = readiness(settings, redis=services.link)
+    metrics = services.metrics or Metrics()
     stop = asyncio.Event()
     with on_sigterm(stop.set):
         try:
             async with web_api_session() as session:
                 app, bot = build_slack_app(settings, services, threads, session=session)
-                if settings.slack_app_token:
-                    await _socket_mode(app, bot, settings.slack_app_token, stop)
-                else:
-                    await _http(app, bot, stop, host=host, port=port)
+                # Leaving serving() finishes the answers under way (up to the drain time).
+                async with (
+                    bot.serving(),
+                    ops_server(settings.ops_port, checks, metrics),
+                ):
+                    if settings.slack_app_token:
+                        await _socket_mode(app, bot, settings.slack_app_token, stop)
+                    else:
+                        # Load balancers probe the Events API port itself.
+                        def mount(web_app: web.Application) -> None:
+                            ops_routes(web_app, checks, metrics)
+
+                        await _http(app, bot, stop, host=host, port=port, mount=mount)
         finally:
-            threads.close()
+            await checks.aclose()
+            local_threads.close()
 
 
 async def _socket_mode(app: AsyncApp, bot: SlackBot, app_token: str, stop: asyncio.Event) -> None:
@@ -152,8 +190,16 @@ async def _socket_mode(app: AsyncApp, bot: SlackBot, app_token: str, stop: async
         await bot.drain(DRAIN_S)
 
 
-async def _http(app: AsyncApp, bot: SlackBot, stop: asyncio.Event, *, host: str, port: int) -> None:
-    runner, bound = await start_http(app, host=host, port=port)
+async def _http(
+    app: AsyncApp,
+    bot: SlackBot,
+    stop: asyncio.Event,
+    *,
+    host: str,
+    port: int,
+    mount: Callable[[web.Application], None],
+) -> None:
+    runner, bound = await start_http(app, host=host, port=port, mount=mount)
     err.print(
         f"Slack bot listening on http://{host}:{bound}{EVENTS_PATH} "
         "(events, /ask and buttons). Ctrl-C stops it.",

@@ -12,22 +12,32 @@ from dataclasses import fields
 from typing import Any
 
 from adapters.chat.channels import ChannelRules, load_channel_rules
-from adapters.chat.feedback import SqliteFeedbackStore
+from adapters.chat.metrics import Metrics
+from adapters.chat.observe import observed
 from adapters.chat.services import ChatServices
-from agent.cache import SqliteAnswerCache
 from agent.config import AgentConfig, Features
 from agent.deps import Deps
 from agent.graph import build_graph
 from agent.llm import LLMs, openai_llms
-from agent.locks import FileThreadLocks
 from agent.memory.backends import open_checkpointer, open_store
 from agent.retrieval.chunking import ChunkingConfig
 from agent.retrieval.embeddings import Embedder, OpenAICompatibleEmbedder, UniversalSentenceEncoder
 from agent.retrieval.knowledge_base import KnowledgeBase, collection_name
 from agent.retrieval.vectors import VectorStore
 from agent.runner import Runner
+from agent.shared.link import RedisLink
 from agent.websearch import TavilySearch, WebSearchProvider
 from bots.settings import Settings
+from bots.shared_state import (
+    answer_cache,
+    deduper,
+    open_link,
+    rate_limiter,
+    shared_feedback_store,
+    thread_locks,
+    turn_queues,
+    usage_store,
+)
 
 
 def build_embedder(settings: Settings) -> Embedder:
@@ -98,8 +108,22 @@ def parts_in_use(settings: Settings) -> list[str]:
         f"stages switched off: {', '.join(off) if off else 'none'}",
         f"slack: {_slack_mode(settings)}",
         "discord: " + ("token set" if settings.discord_token else "not set up (DISCORD_TOKEN)"),
-        f"channel rules: {settings.channels_file or 'none (answer everywhere, default scope)'}",
+        f"channel rules: {_channel_rules(settings)}",
+        "shared state (rate limits, cache, de-duplication, locks, turn queue, records): "
+        + (
+            "Redis (REDIS_URL)"
+            if settings.redis_url
+            else "in this process and the data folder (set REDIS_URL for several workers)"
+        ),
     ]
+
+
+def _channel_rules(settings: Settings) -> str:
+    if settings.channels_file:
+        return str(settings.channels_file)
+    if settings.channels:
+        return "TEAMRAG_CHANNELS (inline)"
+    return "none (answer everywhere, default scope)"
 
 
 def _slack_mode(settings: Settings) -> str:
@@ -117,14 +141,13 @@ def build_web_search(settings: Settings) -> WebSearchProvider | None:
 
 
 @asynccontextmanager
-async def open_runner(settings: Settings, kb: KnowledgeBase) -> AsyncIterator[Runner]:
-    """The agent on the configured parts: thread memory, user memory, cache, LLM, web."""
+async def open_runner(
+    settings: Settings, kb: KnowledgeBase, link: RedisLink | None = None
+) -> AsyncIterator[Runner]:
+    """The agent on the configured parts: thread memory, user memory, cache, LLM, web;
+    the cache and the thread locks shared through ``link`` when there is one."""
     config = agent_config(settings)
-    cache = SqliteAnswerCache(
-        settings.data_dir / "answer_cache.sqlite",
-        threshold=config.cache_threshold,
-        ttl_s=config.cache_ttl_s,
-    )
+    cache, cache_file = answer_cache(settings, config, link)
     web = build_web_search(settings)
     memory_file = settings.data_dir / "memory.sqlite"
     try:
@@ -140,42 +163,53 @@ async def open_runner(settings: Settings, kb: KnowledgeBase) -> AsyncIterator[Ru
                 web=web,
                 persona=settings.persona,
             )
-            # Processes sharing the embedded memory file also serialise turns per thread.
-            locks = None if settings.database_url else FileThreadLocks(settings.data_dir / "locks")
+            locks = thread_locks(settings, link)
             runner = Runner(build_graph(checkpointer, store), deps, locks=locks)
             try:
                 yield runner
             finally:
                 await runner.wait_idle()
     finally:
-        cache.close()
+        cache_file.close()
         if isinstance(web, TavilySearch):
             await web.aclose()
-
-
-def feedback_store(settings: Settings) -> SqliteFeedbackStore:
-    return SqliteFeedbackStore(settings.data_dir / "feedback.sqlite")
 
 
 @asynccontextmanager
 async def open_chat_services(
     settings: Settings, kb: KnowledgeBase, rules: ChannelRules | None = None
 ) -> AsyncIterator[ChatServices]:
-    """The agent plus what a chat bot keeps around it: feedback, channel rules, de-duplication.
+    """The agent plus what a chat bot keeps around it: channel rules, de-duplication,
+    rate limits, the turn queue, usage and feedback records and metrics, each shared by
+    every worker through Redis when ``REDIS_URL`` is set.
 
     Without ``rules`` they are read from the channels file (``ChannelRulesError`` before
-    anything opens when it is wrong).
+    anything opens when it is wrong); an unreachable Redis raises ``RedisUnavailableError``.
     """
-    rules = rules if rules is not None else load_channel_rules(settings.channels_file)
-    feedback = feedback_store(settings)
-    try:
-        async with open_runner(settings, kb) as runner:
-            await runner.warm_up()  # the first user should not pay for loading the encoder
-            yield ChatServices(
-                run=runner.run,
-                feedback=feedback,
-                rules=rules,
-                update_interval_s=settings.chat_update_interval_s,
-            )
-    finally:
-        feedback.close()
+    if rules is None:
+        rules = load_channel_rules(settings.channels_file, settings.channels)
+    async with open_link(settings) as link:
+        feedback = shared_feedback_store(settings, link)
+        usage = usage_store(settings, link)
+        metrics = Metrics()
+        try:
+            async with open_runner(settings, kb, link) as runner:
+                await runner.warm_up()  # the first user should not pay for loading the encoder
+                run = observed(runner.run, [usage.record, metrics.observe])
+                try:
+                    yield ChatServices(
+                        run=run,
+                        feedback=feedback,
+                        dedupe=deduper(link),
+                        rules=rules,
+                        update_interval_s=settings.chat_update_interval_s,
+                        limiter=rate_limiter(settings, link),
+                        metrics=metrics,
+                        queue_for=turn_queues(settings, link),
+                        link=link,
+                    )
+                finally:
+                    await run.drain()  # the records of the last answers
+        finally:
+            usage.close()
+            feedback.close()

@@ -283,10 +283,11 @@ async def slack_bot(
             app, bot = build_slack_app(settings, services, threads, session=web_api)
             runner, port = await start_http(app, host="127.0.0.1", port=0)
             try:
-                url = f"http://127.0.0.1:{port}{EVENTS_PATH}"
-                yield SlackHarness(fake, url, session, services=services, bot=bot)
+                async with bot.serving():
+                    url = f"http://127.0.0.1:{port}{EVENTS_PATH}"
+                    yield SlackHarness(fake, url, session, services=services, bot=bot)
+                    await bot.drain(30)
             finally:
-                await bot.drain(30)
                 await runner.cleanup()
     finally:
         threads.close()

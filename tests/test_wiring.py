@@ -45,10 +45,17 @@ def test_status_lines_say_which_parts_are_embedded(monkeypatch: pytest.MonkeyPat
     assert "LLM at http://127.0.0.1:8000/v1" in lines[0] and "Postgres" in lines[1]
 
 
+def test_status_says_where_the_shared_state_lives(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("REDIS_URL", raising=False)
+    assert "set REDIS_URL for several workers" in parts_in_use(Settings())[-1]
+    monkeypatch.setenv("REDIS_URL", "redis://cache:6379/0")
+    assert parts_in_use(Settings())[-1].endswith(": Redis (REDIS_URL)")
+
+
 def test_status_says_how_each_chat_platform_would_run(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "DISCORD_TOKEN", "TEAMRAG_CHANNELS_FILE"):
         monkeypatch.delenv(name, raising=False)
-    assert parts_in_use(Settings())[4:] == [
+    assert parts_in_use(Settings())[4:7] == [
         "slack: not set up (SLACK_BOT_TOKEN)",
         "discord: not set up (DISCORD_TOKEN)",
         "channel rules: none (answer everywhere, default scope)",

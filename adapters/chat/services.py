@@ -1,17 +1,27 @@
 """What a chat adapter is given: the agent and the shared bookkeeping around it.
 
 Passed in, never imported as globals, so tests build it from real parts and a
-team deployment can swap the in-process pieces for shared ones.
+team deployment swaps the in-process pieces for shared ones (Redis) without the
+adapters knowing.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from adapters.chat.channels import ChannelRules
 from adapters.chat.dedupe import Deduper, LocalDeduper
 from adapters.chat.feedback import FeedbackStore
 from adapters.chat.live import RunTurn
+from adapters.chat.metrics import Metrics
+from adapters.chat.queue import LocalTurnQueue, TurnQueue
+from adapters.chat.ratelimit import LocalRateLimiter, RateLimiter
+from agent.shared.link import RedisLink
+
+
+def _local_queue(platform: str) -> TurnQueue:
+    return LocalTurnQueue()
 
 
 @dataclass
@@ -22,3 +32,17 @@ class ChatServices:
     rules: ChannelRules = field(default_factory=ChannelRules)
     # Platforms allow about one edit per second per message.
     update_interval_s: float = 1.0
+    limiter: RateLimiter = field(default_factory=lambda: LocalRateLimiter(0))
+    metrics: Metrics | None = None
+    # The queue of accepted questions for a platform ("slack"): durable with Redis.
+    queue_for: Callable[[str], TurnQueue] = _local_queue
+    # The process's Redis (None: in-process state), for the bots' readiness checks.
+    link: RedisLink | None = None
+
+    async def admit(self, platform: str, workspace: str, user: str) -> float | None:
+        """None when this user may ask now; else the seconds until they may ask again
+        (counted per user and workspace, across every worker)."""
+        wait = await self.limiter.admit(f"{platform}:{workspace}:{user}")
+        if wait is not None and self.metrics is not None:
+            self.metrics.rate_limited(platform)
+        return wait

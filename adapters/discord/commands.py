@@ -18,11 +18,15 @@ from discord import app_commands
 from discord.app_commands import locale_str
 
 from adapters.chat.phrases import Phrase, phrase
+from adapters.chat.ratelimit import refusal
+from adapters.chat.services import ChatServices
 from adapters.discord.access import check, roles_of
 from adapters.discord.live import ChannelPoster, InteractionPoster, Poster, answer
 from adapters.discord.options import Adapter
 from adapters.discord.render import Outgoing, language_for
-from adapters.discord.turns import Place
+from adapters.discord.turns import PLATFORM, Place
+from agent.events import Turn
+from agent.log_context import bind
 
 log = logging.getLogger(__name__)
 
@@ -74,9 +78,12 @@ async def handle_ask(
     decision = check(adapter.options, services.rules, place, roles_of(interaction.user))
     question = question.strip()
     if isinstance(decision, str) or not question:
-        await _tell(
-            interaction, decision if isinstance(decision, str) else "empty_question", language
-        )
+        reason: Phrase = decision if isinstance(decision, str) else "empty_question"
+        await _tell(interaction, phrase(reason, language))
+        return
+    wait = await services.admit(PLATFORM, place.workspace, str(interaction.user.id))
+    if wait is not None:
+        await _tell(interaction, refusal(wait, language))
         return
     # In a thread or a DM the question continues that conversation; in a channel it is
     # a question of its own.
@@ -87,7 +94,20 @@ async def handle_ask(
         user=interaction.user.id,
         message=interaction.id,
         scopes=decision.scopes,
+        persona=decision.persona or "",
     )
+    with bind(thread_id=turn.thread_id, event_id=f"interaction-{interaction.id}"):
+        await _answer(services, interaction, turn, language, private=private)
+
+
+async def _answer(
+    services: ChatServices,
+    interaction: discord.Interaction[Any],
+    turn: Turn,
+    language: str,
+    *,
+    private: bool,
+) -> None:
     make_fallback = partial(fallback_poster, interaction, private=private)
     poster: Poster
     fallback: Callable[[], Poster] | None
@@ -120,8 +140,7 @@ def fallback_poster(interaction: discord.Interaction[Any], *, private: bool) -> 
     return ChannelPoster(channel, mention=user)
 
 
-async def _tell(interaction: discord.Interaction[Any], reason: Phrase, language: str) -> None:
-    text = phrase(reason, language)
+async def _tell(interaction: discord.Interaction[Any], text: str) -> None:
     try:
         await interaction.response.send_message(text, ephemeral=True)
     except discord.HTTPException as exc:

@@ -26,11 +26,13 @@ import discord
 
 from adapters.chat.channels import ChannelRules
 from adapters.chat.phrases import Phrase, phrase
+from adapters.chat.ratelimit import refusal
 from adapters.discord.access import check, roles_of
 from adapters.discord.live import ChannelPoster, answer
 from adapters.discord.options import Adapter
 from adapters.discord.render import language_for, thread_name
-from adapters.discord.turns import Place
+from adapters.discord.turns import PLATFORM, Place
+from agent.log_context import bind
 
 log = logging.getLogger(__name__)
 
@@ -104,7 +106,12 @@ async def on_message(adapter: Adapter, me: discord.abc.User, message: discord.Me
     place = Place.of(message.channel, guild.id if guild else None, message.channel.id)
     decision = check(adapter.options, services.rules, place, roles_of(message.author))
     if isinstance(decision, str) or not question:
-        await _reply(message, decision if isinstance(decision, str) else "empty_question", language)
+        reason: Phrase = decision if isinstance(decision, str) else "empty_question"
+        await _reply(message, phrase(reason, language))
+        return
+    wait = await services.admit(PLATFORM, place.workspace, str(message.author.id))
+    if wait is not None:
+        await _reply(message, refusal(wait, language))
         return
 
     root, poster = place.channel_id, ChannelPoster(message.channel)
@@ -119,9 +126,15 @@ async def on_message(adapter: Adapter, me: discord.abc.User, message: discord.Me
         # Someone else's thread: reply to the message, so it is clear which one is answered.
         poster = ChannelPoster(message.channel, reference=message)
     turn = place.turn(
-        question, root=root, user=message.author.id, message=message.id, scopes=decision.scopes
+        question,
+        root=root,
+        user=message.author.id,
+        message=message.id,
+        scopes=decision.scopes,
+        persona=decision.persona or "",
     )
-    await answer(services, turn, poster, language=language)
+    with bind(thread_id=turn.thread_id, event_id=f"message-{message.id}"):
+        await answer(services, turn, poster, language=language)
 
 
 async def open_thread(message: discord.Message, question: str) -> discord.Thread | None:
@@ -140,8 +153,8 @@ async def open_thread(message: discord.Message, question: str) -> discord.Thread
         return None
 
 
-async def _reply(message: discord.Message, reason: Phrase, language: str) -> None:
+async def _reply(message: discord.Message, text: str) -> None:
     try:
-        await message.reply(phrase(reason, language), mention_author=False)
+        await message.reply(text, mention_author=False)
     except discord.HTTPException:
         log.warning("could not tell the author of message %s why there is no answer", message.id)

@@ -1,10 +1,15 @@
-"""Answering on Slack: one method per way a question arrives, after Bolt acknowledged it.
+"""Answering on Slack: what happens to a question between Bolt's listener and the reply.
 
-Every method follows the same order: is this for the bot, is it the first delivery
-(Slack retries an event it thinks was missed, Socket Mode redelivers after a
-reconnect: the message key is the same across both), may the bot answer in this
-channel, then run the turn through :func:`~adapters.chat.live.relay` into a live
-reply. Whatever happens after that, the asker sees an answer or a reason.
+Taking a question (the listeners, right after Bolt acknowledged it) follows one
+order: is this for the bot, is it the first delivery (Slack retries an event it
+thinks was missed, Socket Mode redelivers after a reconnect: the message key is
+the same across both, and the record is shared by every worker), may the bot
+answer in this channel, has the asker not used up their questions for the
+minute. Then the question is queued (:mod:`adapters.chat.queue`): durably in
+Redis when the team has it, so that any worker, even another than this one,
+answers it. Answering (:meth:`SlackBot.handle`) runs the turn through
+:func:`~adapters.chat.live.relay` into a live reply. Whatever happens after
+that, the asker sees an answer or a reason.
 """
 
 from __future__ import annotations
@@ -24,6 +29,8 @@ from slack_sdk.webhook.async_client import AsyncWebhookClient
 from adapters.chat.feedback import Rating, remember_for_buttons
 from adapters.chat.live import LiveReply, LiveView, relay
 from adapters.chat.phrases import Phrase, language_of, phrase
+from adapters.chat.queue import Job, LocalTurnQueue, TurnQueue
+from adapters.chat.ratelimit import refusal
 from adapters.chat.services import ChatServices
 from adapters.slack.blocks import (
     Block,
@@ -52,8 +59,12 @@ from adapters.slack.turns import (
     thread_key,
 )
 from agent.events import Final, Turn
+from agent.log_context import bind
 
 log = logging.getLogger(__name__)
+
+ANSWER = "slack.answer"  # a mention, a DM or a follow-up in a bot thread
+ASK = "slack.ask"  # the /ask command
 
 
 @dataclass
@@ -62,14 +73,21 @@ class SlackBot:
 
     services: ChatServices
     threads: ThreadRecord
+    client: AsyncWebClient  # the Web API client, also for questions queued by other workers
+    queue: TurnQueue = field(default_factory=LocalTurnQueue)
     streaming: StreamSupport = field(default_factory=StreamSupport)
     # For response_url calls, which do not go through the Web API client.
     retry_handlers: list[AsyncRetryHandler] = field(default_factory=list)
     _busy: set[asyncio.Task[Any]] = field(default_factory=set, init=False, repr=False)
 
+    def serving(self) -> contextlib.AbstractAsyncContextManager[None]:
+        """Answer queued questions inside the block; leaving it finishes the answers
+        under way (a stopping worker does not leave a half-edited message)."""
+        return self.queue.serving(self.handle)
+
     async def drain(self, timeout_s: float) -> None:
-        """Wait (up to ``timeout_s``) for the answers under way: a worker being stopped
-        finishes what users are waiting for instead of leaving a half-edited message."""
+        """Wait (up to ``timeout_s``) for the questions being taken and the clicks being
+        recorded; the answers themselves are the queue's to finish."""
         pending = {t for t in self._busy if not t.done() and t is not asyncio.current_task()}
         if pending:
             await asyncio.wait(pending, timeout=timeout_s)
@@ -90,7 +108,7 @@ class SlackBot:
     async def on_mention(self, body: dict[str, Any], client: AsyncWebClient, bot: str) -> None:
         if not_from_a_person(body["event"], bot) is None:
             with self._working():
-                await self._answer(incoming(body), client, bot, follow_up=False)
+                await self._take(body, bot, follow_up=False)
 
     async def on_message(self, body: dict[str, Any], client: AsyncWebClient, bot: str) -> None:
         how = addressed_message(body["event"], bot)
@@ -103,16 +121,48 @@ class SlackBot:
                 and await self.threads.has(message.thread_key)
             ):
                 return
-            await self._answer(message, client, bot, follow_up=how == "follow_up")
+            await self._take(body, bot, follow_up=how == "follow_up")
+
+    async def _take(self, body: dict[str, Any], bot: str, *, follow_up: bool) -> None:
+        """Check a message and queue it; every refusal is said in the thread."""
+        message = incoming(body)
+        with bind(event_id=message.event_id or message.message_key):
+            keys = (
+                f"slack:event:{message.event_id}" if message.event_id else "",
+                message.message_key,
+            )
+            if not await self.services.dedupe.first(*keys):
+                log.info("already answered %s (a redelivery)", message.message_key)
+                return
+            question = message.question(bot)
+            language = language_of(question)
+            place = Place(message.channel, message.thread_root)
+            rule = self.services.rules.for_channel(message.channel)
+            if not rule.answer:
+                if not follow_up:
+                    await self._post_reason(place, "not_allowed", language)
+                return
+            if not question:
+                await self._post_reason(place, "empty_question", language)
+                return
+            wait = await self.services.admit(PLATFORM, message.team, message.user)
+            if wait is not None:
+                await self._post(place, refusal(wait, language))
+                return
+            # Before queueing: a follow-up sent at once must find the thread on any worker.
+            await self.threads.add(message.thread_key)
+            turn = message.turn(question, rule.scopes)
+            payload = {"body": body, "bot": bot}
+            await self.queue.submit(Job(ANSWER, turn.thread_id, payload, event_id=message.event_id))
 
     async def on_ask(
         self, body: dict[str, Any], ack: Any, client: AsyncWebClient, bot: str
     ) -> None:
         """``/ask [-p] QUESTION``: a new message in the channel, or an ephemeral answer."""
-        with self._working():
-            await self._ask(body, ack, client, bot)
+        with self._working(), bind(event_id=f"ask-{body.get('trigger_id')}"):
+            await self._take_ask(body, ack, bot)
 
-    async def _ask(self, body: dict[str, Any], ack: Any, client: AsyncWebClient, bot: str) -> None:
+    async def _take_ask(self, body: dict[str, Any], ack: Any, bot: str) -> None:
         private, raw = ask_options(str(body.get("text") or ""))
         question = plain_question(raw, bot)
         language = language_of(question)
@@ -122,21 +172,51 @@ class SlackBot:
             reason: Phrase = "ask_usage" if not question else "not_allowed"
             await ack(response_type="ephemeral", text=phrase(reason, language))
             return
+        trigger = f"ask-{body.get('trigger_id')}"
         if not await self.services.dedupe.first(f"slack:{team}:ask:{body.get('trigger_id')}"):
             await ack()
             return
-        url = str(body.get("response_url") or "")
-        if private:
-            # Shown at once, to the asker only; the answer follows through response_url.
+        wait = await self.services.admit(PLATFORM, team, user)
+        if wait is not None:
+            text = refusal(wait, language)
+            await ack(response_type="ephemeral", text=text)
+            return
+        # A private answer shows "thinking" at once, to the asker only.
+        if private:  # "thinking" at once, to the asker only; the answer follows
             await ack(response_type="ephemeral", text=phrase("thinking", language))
-            turn = self._ask_turn(body, question, f"ask-{body.get('trigger_id')}")
+        else:
+            await ack()
+        thread_id = self._ask_turn(body, question, trigger).thread_id
+        payload = {"body": body, "bot": bot, "private": private, "question": question}
+        await self.queue.submit(Job(ASK, thread_id, payload, event_id=trigger))
+
+    # --- answering (on whichever worker took the queued question) ------------------------
+
+    async def handle(self, job: Job) -> None:
+        bot = str(job.payload.get("bot") or "")
+        body: dict[str, Any] = job.payload["body"]
+        if job.kind == ANSWER:
+            await self._answer(incoming(body), bot)
+        elif job.kind == ASK:
+            await self._ask(
+                body, str(job.payload["question"]), private=bool(job.payload["private"])
+            )
+        else:
+            log.error("no Slack handler for queued %s; dropped", job.kind)
+
+    async def _ask(self, body: dict[str, Any], question: str, *, private: bool) -> None:
+        language = language_of(question)
+        channel, user = str(body["channel_id"]), str(body["user_id"])
+        url = str(body.get("response_url") or "")
+        trigger = f"ask-{body.get('trigger_id')}"
+        if private:
+            turn = self._ask_turn(body, question, trigger)
             reply = self._responder(url, turn, "ephemeral")
             await self._run(turn, reply, lambda: self._respond_reason(url, language, "ephemeral"))
             return
-        await ack()
         head = (question_block(user, question),)
         try:
-            posted = await client.chat_postMessage(
+            posted = await self.client.chat_postMessage(
                 channel=channel,
                 text=escape(question),
                 blocks=progress_message(LiveView(), language, head).blocks,
@@ -144,20 +224,18 @@ class SlackBot:
         except SlackApiError as exc:
             # Not a member of this channel (or not allowed to post): answer via response_url.
             log.info("cannot post the /ask answer in %s (%s)", channel, slack_error(exc))
-            turn = self._ask_turn(body, question, f"ask-{body.get('trigger_id')}")
+            turn = self._ask_turn(body, question, trigger)
             reply = self._responder(url, turn, "in_channel")
             await self._run(turn, reply, lambda: self._respond_reason(url, language, "in_channel"))
             return
         ts = str(posted["ts"])
-        await self.threads.add(thread_key(team, channel, ts))
+        await self.threads.add(thread_key(str(body["team_id"]), channel, ts))
         turn = self._ask_turn(body, question, ts)
         live = PostReply(
-            client, Place(channel, None), language, self._render(turn, head), ts=ts, head=head
+            self.client, Place(channel, None), language, self._render(turn, head), ts=ts, head=head
         )
         place = Place(channel, ts)
-        await self._run(
-            turn, live, lambda: self._post_reason(client, place, "turn_failed", language)
-        )
+        await self._run(turn, live, lambda: self._post_reason(place, "turn_failed", language))
 
     async def on_feedback(self, body: dict[str, Any], client: AsyncWebClient) -> None:
         """A thumbs click: record it with the answer, thank the user (only they see it)."""
@@ -188,31 +266,17 @@ class SlackBot:
 
     # --- answering ----------------------------------------------------------------------
 
-    async def _answer(
-        self, message: Incoming, client: AsyncWebClient, bot: str, *, follow_up: bool
-    ) -> None:
-        keys = (f"slack:event:{message.event_id}" if message.event_id else "", message.message_key)
-        if not await self.services.dedupe.first(*keys):
-            log.info("already answered %s (a redelivery)", message.message_key)
-            return
+    async def _answer(self, message: Incoming, bot: str) -> None:
         question = message.question(bot)
         language = language_of(question)
         place = Place(message.channel, message.thread_root)
         rule = self.services.rules.for_channel(message.channel)
-        if not rule.answer:
-            if not follow_up:
-                await self._post_reason(client, place, "not_allowed", language)
-            return
-        if not question:
-            await self._post_reason(client, place, "empty_question", language)
-            return
-        await self.threads.add(message.thread_key)
-        turn = message.turn(question, rule.scopes)
+        turn = message.turn(question, rule.scopes, persona=rule.persona or "")
         render = self._render(turn)
         reply: LiveReply
         if self.streaming.enabled:
             reply = StreamReply(
-                client,
+                self.client,
                 place,
                 language,
                 render,
@@ -221,18 +285,18 @@ class SlackBot:
                 support=self.streaming,
             )
         else:
-            reply = PostReply(client, place, language, render)
-        status = asyncio.create_task(self._status(client, place, phrase("is_thinking", language)))
+            reply = PostReply(self.client, place, language, render)
+        status = asyncio.create_task(self._status(place, phrase("is_thinking", language)))
         try:
             await self._run(
                 turn,
                 OpenedAtOnce(reply),
-                lambda: self._post_reason(client, place, "turn_failed", language),
+                lambda: self._post_reason(place, "turn_failed", language),
             )
         finally:
             with contextlib.suppress(Exception):
                 await status
-            await self._status(client, place, "")
+            await self._status(place, "")
 
     async def _run(
         self, turn: Turn, reply: LiveReply, say_failed: Callable[[], Awaitable[None]]
@@ -264,6 +328,7 @@ class SlackBot:
 
     def _ask_turn(self, body: dict[str, Any], question: str, thread_root: str) -> Turn:
         channel = str(body["channel_id"])
+        rule = self.services.rules.for_channel(channel)
         return Turn(
             text=question,
             platform=PLATFORM,
@@ -272,24 +337,26 @@ class SlackBot:
             thread_root=thread_root,
             user=str(body["user_id"]),
             message_id=str(body.get("trigger_id") or ""),
-            scopes=self.services.rules.for_channel(channel).scopes,
+            scopes=rule.scopes,
+            persona=rule.persona or "",
         )
 
-    async def _status(self, client: AsyncWebClient, place: Place, status: str) -> None:
+    async def _status(self, place: Place, status: str) -> None:
         """The thread's "teamrag is thinking…" line; optional, so its errors are ignored
         (it needs the chat:write scope and may be refused outside assistant threads)."""
         try:
-            await client.assistant_threads_setStatus(
+            await self.client.assistant_threads_setStatus(
                 channel_id=place.channel, thread_ts=str(place.thread_ts), status=status
             )
         except Exception as exc:
             log.debug("thread status not set: %s", exc)
 
-    async def _post_reason(
-        self, client: AsyncWebClient, place: Place, reason: Phrase, language: str
-    ) -> None:
-        await client.chat_postMessage(
-            channel=place.channel, thread_ts=place.thread_ts, text=phrase(reason, language)
+    async def _post_reason(self, place: Place, reason: Phrase, language: str) -> None:
+        await self._post(place, phrase(reason, language))
+
+    async def _post(self, place: Place, text: str) -> None:
+        await self.client.chat_postMessage(
+            channel=place.channel, thread_ts=place.thread_ts, text=text
         )
 
     async def _respond_reason(self, url: str, language: str, response_type: str) -> None:
