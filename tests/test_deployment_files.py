@@ -1,0 +1,385 @@
+"""The deployment files agree with the code: `.env.example` lists every setting with a
+value that loads, `compose.yaml` wires the servers the bots need, and the Dockerfile builds a
+multi-stage, non-root image that carries no tests.
+
+CI has no Docker daemon, so the image is never built here. What can be proven without one is
+proven by running it: the image's build-time checks, and the health checks of the image and
+of compose.yaml against real servers (a stand-in for a bot's ops port; a real Chroma server
+for Chroma's probe).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+import pytest
+from dotenv import dotenv_values
+from pydantic import AliasChoices, ValidationError
+from pydantic.fields import FieldInfo
+
+from adapters.chat.channels import load_channel_rules
+from adapters.chat.metrics import Metrics
+from bots.settings import Settings
+from tests.servers import chroma_server, free_port
+
+yaml = pytest.importorskip("yaml", reason="PyYAML (a langchain-core dependency) reads compose.yaml")
+
+REPO = Path(__file__).resolve().parent.parent
+ENV_EXAMPLE = REPO / ".env.example"
+COMPOSE = REPO / "compose.yaml"
+DOCKERFILE = REPO / "Dockerfile"
+# Read by docker compose itself (interpolation, profiles), not by teamrag.
+COMPOSE_ONLY = {"COMPOSE_PROFILES", "POSTGRES_PASSWORD"}
+SERVERS = ("redis", "chroma", "postgres")
+BOTS = ("slack", "discord")
+TEAMRAG_SERVICES = ("ingest", *BOTS)
+
+
+# --- .env.example ---------------------------------------------------------------------
+
+
+def env_names(name: str, field: FieldInfo) -> list[str]:
+    """The variables that set a field, the canonical one first."""
+    alias = field.validation_alias
+    if isinstance(alias, AliasChoices):
+        return [str(choice) for choice in alias.choices]
+    if isinstance(alias, str):
+        return [alias]
+    return [f"TEAMRAG_{name.upper()}"]
+
+
+def settings_variables() -> dict[str, str]:
+    """Every variable of :class:`Settings` -> its field name."""
+    return {env: name for name, f in Settings.model_fields.items() for env in env_names(name, f)}
+
+
+def example_lines() -> dict[str, tuple[bool, str]]:
+    """``.env.example``'s ``NAME=value`` lines: name -> (commented out, value as decoded)."""
+    lines: dict[str, tuple[bool, str]] = {}
+    for line in ENV_EXAMPLE.read_text(encoding="utf-8").splitlines():
+        match = re.fullmatch(r"(#\s*)?([A-Z][A-Z0-9_]*)=(.*)", line.strip())
+        if match is None:
+            continue
+        commented, name, raw = bool(match[1]), match[2], match[3]
+        assert name not in lines, f"{name} is listed twice in .env.example"
+        # Decoded as teamrag (python-dotenv) and docker compose read it: quotes, \n escapes.
+        lines[name] = (commented, dotenv_values(stream=io.StringIO(f"{name}={raw}\n"))[name] or "")
+    return lines
+
+
+def test_env_example_lists_every_setting() -> None:
+    listed = example_lines()
+    missing = [
+        env_names(name, f)[0]
+        for name, f in Settings.model_fields.items()
+        if env_names(name, f)[0] not in listed
+    ]
+    assert not missing, (
+        f"settings missing from .env.example: {missing}; add a commented line with the "
+        "default (or an example) and a one-line comment above it"
+    )
+
+
+def test_env_example_names_only_real_variables() -> None:
+    unknown = set(example_lines()) - set(settings_variables()) - COMPOSE_ONLY
+    assert not unknown, f".env.example names variables nothing reads: {sorted(unknown)}"
+
+
+def test_env_example_lines_load_and_show_the_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each line is a valid value; a commented-out line shows the real default (unless the
+    default is unset, where it shows an example)."""
+    variables = settings_variables()
+    wrong = []
+    for env, (commented, value) in example_lines().items():
+        if env not in variables:  # COMPOSE_ONLY, or a stray name (the test above says which)
+            continue
+        name = variables[env]
+        field = Settings.model_fields[name]
+        default = field.default_factory() if field.default_factory else field.default  # type: ignore[call-arg]
+        with monkeypatch.context() as patch:
+            for other in variables:
+                patch.delenv(other, raising=False)
+            patch.setenv(env, value)
+            try:
+                loaded = getattr(Settings(_env_file=None), name)
+            except ValidationError as exc:
+                wrong.append(f"{env}={value!r} does not load: {exc.errors()[0]['msg']}")
+                continue
+        if commented and default not in (None, "") and loaded != default:
+            wrong.append(f"{env}={value!r} is shown as the default, which is {default!r}")
+    assert not wrong, "; ".join(wrong)
+
+
+def test_env_example_copied_to_env_loads_and_its_channel_rules_parse(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for env in settings_variables():
+        monkeypatch.delenv(env, raising=False)
+    settings = Settings(_env_file=ENV_EXAMPLE)  # exactly as `cp .env.example .env` leaves it
+    assert settings.redis_url is None and settings.database_url is None  # runs embedded
+    _, inline = example_lines()["TEAMRAG_CHANNELS"]
+    rules = load_channel_rules(None, inline)
+    assert rules.channels["C0123ABCD"].scopes == frozenset({"engineering", "public"})
+    assert rules.channels["C0123ABCD"].follow_ups is False
+
+
+# --- compose.yaml -----------------------------------------------------------------------
+
+
+def compose() -> dict[str, Any]:
+    loaded: dict[str, Any] = yaml.safe_load(COMPOSE.read_text(encoding="utf-8"))
+    return loaded
+
+
+def test_compose_has_the_servers_and_bots_with_health_checks() -> None:
+    services = compose()["services"]
+    assert set(services) >= {*SERVERS, *TEAMRAG_SERVICES}
+    for name in (*SERVERS, *BOTS):
+        check = services[name].get("healthcheck", {})
+        assert check.get("test") and not check.get("disable"), f"{name} has no health check"
+    assert services["redis"]["image"] == "redis:8"
+    assert services["redis"]["command"][-2:] == ["--appendonly", "yes"]
+    assert services["postgres"]["image"] == "postgres:17"
+    # The Chroma server must speak the API of the chromadb client inside the image.
+    client = version("chromadb")
+    image, tag = services["chroma"]["image"].split(":")
+    assert image == "chromadb/chroma"
+    assert tag.split(".")[:2] == client.split(".")[:2], (image, tag, client)
+    declared = set(compose()["volumes"])
+    for name, service in services.items():
+        for mount in service.get("volumes", []):
+            source = mount.split(":")[0]
+            assert source.startswith(".") or source in declared, f"{name}: volume {source}"
+
+
+def test_compose_points_every_teamrag_service_at_the_shared_parts() -> None:
+    services = compose()["services"]
+    for name in TEAMRAG_SERVICES:
+        service = services[name]
+        env = service["environment"]
+        assert service["env_file"] in (".env", [".env"]), name
+        assert env["REDIS_URL"] == "redis://redis:6379/0", name
+        assert env["CHROMA_URL"] == "http://chroma:8000", name
+        assert env["DATABASE_URL"].startswith("postgresql://teamrag:"), name
+        assert env["DATABASE_URL"].endswith("@postgres:5432/teamrag"), name
+        assert env["TEAMRAG_DATA_DIR"] == "/data" and "teamrag-data:/data" in service["volumes"]
+    for name in BOTS:
+        bot = services[name]
+        assert bot["command"] == [name]
+        assert bot["environment"]["TEAMRAG_OPS_PORT"] == "9100"
+        assert bot["depends_on"] == {s: {"condition": "service_healthy"} for s in SERVERS}
+    assert "3000:3000" in services["slack"]["ports"]
+    ingest = services["ingest"]
+    assert ingest["profiles"] == ["ingest"] and ingest["command"] == ["ingest", "/docs"]
+    assert "./docs-to-ingest:/docs:ro" in ingest["volumes"]
+    assert ingest["depends_on"] == {"chroma": {"condition": "service_healthy"}}
+
+
+def test_compose_variables_are_in_env_example() -> None:
+    used = set(re.findall(r"\$\{([A-Z_]+)", COMPOSE.read_text(encoding="utf-8")))
+    assert used and used <= set(example_lines()), used - set(example_lines())
+
+
+def test_docker_compose_accepts_the_file(tmp_path: Path) -> None:
+    docker = shutil.which("docker")
+    if (
+        docker is None
+        or subprocess.run([docker, "compose", "version"], capture_output=True).returncode
+    ):
+        pytest.skip("no `docker compose` (v2) on this machine; compose.yaml is checked by parsing")
+    shutil.copy(COMPOSE, tmp_path / "compose.yaml")
+    env = ENV_EXAMPLE.read_text(encoding="utf-8").replace(
+        "\nPOSTGRES_PASSWORD=\n", "\nPOSTGRES_PASSWORD=x\n"
+    )
+    (tmp_path / ".env").write_text(env, encoding="utf-8")
+    done = subprocess.run(
+        [docker, "compose", "config", "-q"], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+
+
+# --- Dockerfile -------------------------------------------------------------------------
+
+
+def instructions() -> list[tuple[str, str]]:
+    """(KEYWORD, arguments) per instruction, continuation lines joined, comments dropped."""
+    found: list[tuple[str, str]] = []
+    pending = ""
+    for line in DOCKERFILE.read_text(encoding="utf-8").splitlines():
+        text = line.strip()
+        if not text or text.startswith("#"):
+            continue
+        if text.endswith("\\"):
+            pending += text[:-1] + " "
+            continue
+        keyword, _, rest = (pending + text).partition(" ")
+        found.append((keyword.upper(), rest.strip()))
+        pending = ""
+    return found
+
+
+def final_stage() -> list[tuple[str, str]]:
+    steps = instructions()
+    last_from = max(i for i, (keyword, _) in enumerate(steps) if keyword == "FROM")
+    return steps[last_from:]
+
+
+def test_dockerfile_is_multi_stage_and_non_root() -> None:
+    steps = instructions()
+    assert sum(keyword == "FROM" for keyword, _ in steps) >= 2
+    final = final_stage()
+    assert any(k == "COPY" and a.startswith("--from=build ") for k, a in final)
+    users = [args for keyword, args in final if keyword == "USER"]
+    assert users and users[-1].split(":")[0] not in ("root", "0"), users
+    assert ("ENTRYPOINT", '["teamrag"]') in final
+    assert ("EXPOSE", "3000 9100") in final
+    env = " ".join(args for keyword, args in final if keyword == "ENV")
+    assert "TEAMRAG_DATA_DIR=/data" in env and "TEAMRAG_OPS_PORT=9100" in env
+
+
+def test_dockerfile_copies_no_tests() -> None:
+    ignore = [
+        line.strip()
+        for line in (REPO / ".dockerignore").read_text(encoding="utf-8").splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
+    allowed = {line[1:].rstrip("/") for line in ignore if line.startswith("!")}
+    # An allow-list: everything is left out of the build context but what is named.
+    assert ignore[0] == "*" and not any(a.startswith(("tests", ".env")) for a in allowed)
+    for keyword, args in instructions():
+        if keyword != "COPY" or args.startswith("--from="):
+            continue
+        *sources, _target = args.split()
+        for source in sources:
+            assert source in allowed, f"COPY {source}: not in .dockerignore's allow-list"
+            assert (REPO / source).exists(), source
+
+
+def healthcheck_command(test: list[str]) -> list[str]:
+    assert test[0] == "CMD", test
+    return [sys.executable if arg == "python" else arg for arg in test[1:]]
+
+
+def image_healthcheck() -> list[str]:
+    checks = [args for keyword, args in final_stage() if keyword == "HEALTHCHECK"]
+    assert len(checks) == 1, checks
+    return healthcheck_command(["CMD", *json.loads(checks[0].split(" CMD ", 1)[1])])
+
+
+@contextmanager
+def http_server(status: int) -> Iterator[int]:
+    """A server answering ``status`` on every path; yields its port."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(status)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"ok")
+
+        def log_message(self, format: str, *args: Any) -> None:
+            """Quiet."""
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield int(server.server_address[1])
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def run_check(command: list[str], port: int | str) -> int:
+    env = os.environ | {"TEAMRAG_OPS_PORT": str(port)}
+    return subprocess.run(command, env=env, capture_output=True, timeout=30).returncode
+
+
+@pytest.mark.parametrize("where", ["Dockerfile", "compose.yaml"])
+def test_bot_health_check_follows_healthz(where: str) -> None:
+    if where == "Dockerfile":
+        command = image_healthcheck()
+    else:
+        command = healthcheck_command(compose()["services"]["slack"]["healthcheck"]["test"])
+    with http_server(200) as port:
+        assert run_check(command, port) == 0
+    with http_server(503) as port:
+        assert run_check(command, port) != 0
+    assert run_check(command, free_port()) != 0  # nothing listening
+
+
+def test_image_health_check_passes_when_the_ops_port_is_off() -> None:
+    """`docker run teamrag ask ...` serves no ops port: nothing to be unhealthy about."""
+    assert run_check(image_healthcheck(), 0) == 0
+
+
+def test_chroma_health_check_asks_a_real_chroma_server(tmp_path: Path) -> None:
+    test = compose()["services"]["chroma"]["healthcheck"]["test"]
+    script = test[-1].replace("$$", "$")  # compose's escape for a literal $
+    assert test[:3] == ["CMD", "bash", "-c"] and "/dev/tcp/127.0.0.1/8000" in script
+
+    def probe(port: int) -> int:
+        command = ["bash", "-c", script.replace("/127.0.0.1/8000", f"/127.0.0.1/{port}")]
+        return subprocess.run(command, capture_output=True, timeout=30).returncode
+
+    with chroma_server(tmp_path / "chroma") as url:
+        assert probe(int(url.rsplit(":", 1)[1])) == 0
+    with http_server(503) as port:
+        assert probe(port) != 0
+    assert probe(free_port()) != 0
+
+
+@pytest.mark.slow  # about 12 s: two CLI runs, as the image build does them
+def test_image_build_checks_pass_on_this_code(tmp_path: Path) -> None:
+    """The checks the image runs at build time (every RUN after the final USER) pass here,
+    so a failing docker build means a broken image, not a stale check."""
+    final = final_stage()
+    last_user = max(i for i, (keyword, _) in enumerate(final) if keyword == "USER")
+    checks = [args for keyword, args in final[last_user:] if keyword == "RUN"]
+    assert any("UniversalSentenceEncoder" in c for c in checks), "no embedder check at build"
+    bin_dir = Path(sys.executable).parent
+    env = {
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        "HOME": str(tmp_path),
+        "TEAMRAG_DATA_DIR": str(tmp_path / "data"),
+    }
+    for check in checks:
+        if check.startswith("["):
+            command = [sys.executable if a == "python" else a for a in json.loads(check)]
+        else:
+            command = ["sh", "-c", check]
+        done = subprocess.run(
+            command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0, f"{check}\n{done.stdout}\n{done.stderr}"
+
+
+# --- the guide --------------------------------------------------------------------------
+
+
+def test_deployment_guide_names_every_metric() -> None:
+    guide = (REPO / "docs" / "deployment.md").read_text(encoding="utf-8")
+    names = {
+        family.name + ("_total" if family.type == "counter" else "")
+        for family in Metrics(process=False).registry.collect()
+    }
+    missing = sorted(name for name in names if name not in guide)
+    assert names and not missing, f"metrics not in docs/deployment.md: {missing}"
+
+
+def test_readme_points_to_the_guide_and_keeps_the_two_commands() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert "docs/deployment.md" in readme
+    assert "make demo" in readme and "make test" in readme
