@@ -29,6 +29,7 @@ from agent.shared.link import RedisUnavailableError
 from bots.bench import bench_app
 from bots.common import (
     err,
+    export_tracing,
     fail,
     knowledge_base,
     on_sigterm,
@@ -153,6 +154,7 @@ def _warn_if_empty(settings: Settings, kb: KnowledgeBase) -> None:
 
 
 async def _with_runner(settings: Settings, use: Callable[[Runner], Awaitable[None]]) -> None:
+    export_tracing(settings)
     with knowledge_base(settings) as kb:
         _warn_if_empty(settings, kb)
         try:
@@ -167,6 +169,7 @@ async def _with_chat_services(
 ) -> None:
     # A bot runs for days: what it did (connected, refused, retried) belongs in its log.
     configure_logging(settings)
+    export_tracing(settings)
     with knowledge_base(settings) as kb:
         _warn_if_empty(settings, kb)
         try:

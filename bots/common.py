@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import os
 import signal
 import sqlite3
 from collections.abc import Callable, Iterator
@@ -67,6 +68,15 @@ def knowledge_base(settings: Settings) -> Iterator[KnowledgeBase]:
         raise fail(str(exc)) from None
     finally:
         kb.close()
+
+
+def export_tracing(settings: Settings) -> None:
+    """LangChain reads LangSmith's switches from ``os.environ`` only: copy them there when
+    they came from the ``.env`` file, so that tracing set up there is tracing done."""
+    if settings.langsmith_tracing and settings.langsmith_api_key:
+        os.environ.setdefault("LANGSMITH_TRACING", "true")
+        os.environ.setdefault("LANGSMITH_API_KEY", settings.langsmith_api_key)
+        os.environ.setdefault("LANGSMITH_PROJECT", settings.langsmith_project)
 
 
 @contextlib.contextmanager

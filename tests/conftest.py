@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,6 +14,16 @@ from agent.retrieval.knowledge_base import KnowledgeBase, collection_name
 from agent.retrieval.vectors import VectorStore
 from tests.fakes.openai_server import FakeOpenAI
 from tests.redis_support import redis_link, redis_server, redis_url  # noqa: F401 (fixtures)
+
+# Tests never trace to LangSmith, whatever the shell says (a developer's LANGSMITH_TRACING
+# would send every test's turns out); tests/test_tracing.py switches it on against a fake.
+for _name in (
+    "LANGSMITH_TRACING",
+    "LANGCHAIN_TRACING_V2",
+    "LANGSMITH_TRACING_V2",
+    "LANGCHAIN_TRACING",
+):
+    os.environ.pop(_name, None)
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "samples" / "kb"

@@ -4,11 +4,11 @@ place on the trace; off otherwise. The real langsmith client posts to a local fa
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from langchain_core.tracers.langchain import wait_for_all_tracers
 from langsmith import run_trees
 from langsmith import utils as ls_utils
 
@@ -18,14 +18,23 @@ from tests.agent_support import agent, analysis, collect
 from tests.fakes.langsmith_server import FakeLangSmith
 from tests.fakes.openai_server import FakeOpenAI
 
+HELLO = "Hello! Ask me anything about the team's documents."
 TURN = Turn(
     "hello", platform="slack", workspace="T1", channel="C1", thread_root="1700.1", user="U1"
 )
 
 
+def flush() -> None:
+    """What ``langchain_core``'s ``wait_for_all_tracers`` does, with a time limit: a sender
+    that died would otherwise make the test hang instead of fail."""
+    client = run_trees._CLIENT
+    if client is not None:
+        client.flush(timeout=10)
+
+
 def _forget_langsmith_settings() -> None:
     """langsmith reads its environment once per process; make it read it again."""
-    ls_utils.get_env_var.cache_clear()
+    ls_utils.get_env_var.cache_clear()  # type: ignore[attr-defined]  # lru_cache'd overloads
     ls_utils.get_tracer_project.cache_clear()
 
 
@@ -57,11 +66,11 @@ async def test_a_turn_is_traced_with_its_thread_and_place(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("LANGSMITH_TRACING", "true")
-    fake_llm.reply("Analysis", analysis("smalltalk", reply="Hi!"))
+    fake_llm.reply("Analysis", analysis("smalltalk", reply=HELLO))
     async with agent(sample_kb, tmp_path, llm=fake_llm) as runner:
         _, final = await collect(runner, TURN)
-    await asyncio.to_thread(wait_for_all_tracers)
-    assert final.answer == "Hi!"
+    await asyncio.to_thread(flush)
+    assert final.answer == HELLO
     (turn,) = langsmith.named("teamrag turn")
     metadata = turn["extra"]["metadata"]
     assert metadata["thread_id"] == TURN.thread_id == final.thread_id
@@ -81,8 +90,34 @@ async def test_a_turn_is_traced_with_its_thread_and_place(
 async def test_without_langsmith_tracing_nothing_is_sent(
     sample_kb: KnowledgeBase, tmp_path: Path, fake_llm: FakeOpenAI, langsmith: FakeLangSmith
 ) -> None:
-    fake_llm.reply("Analysis", analysis("smalltalk", reply="Hi!"))
+    fake_llm.reply("Analysis", analysis("smalltalk", reply=HELLO))
     async with agent(sample_kb, tmp_path, llm=fake_llm) as runner:
         await collect(runner, TURN)
-    await asyncio.to_thread(wait_for_all_tracers)
+    await asyncio.to_thread(flush)
     assert langsmith.runs == {}
+
+
+def test_tracing_set_in_the_env_file_reaches_langchain(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """LangChain reads os.environ only; a team puts LANGSMITH_* in .env (Settings reads it)."""
+    from bots.common import export_tracing
+    from bots.settings import Settings
+
+    names = ("LANGSMITH_TRACING", "LANGSMITH_API_KEY", "LANGSMITH_PROJECT")
+    for name in names:
+        monkeypatch.setenv(name, "placeholder")  # so that monkeypatch restores the absence
+        monkeypatch.delenv(name)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".env").write_text(
+        "LANGSMITH_TRACING=true\nLANGSMITH_API_KEY=lsv2-key\nLANGSMITH_PROJECT=team\n"
+    )
+    try:
+        export_tracing(Settings())
+        assert [os.environ.get(n) for n in names] == ["true", "lsv2-key", "team"]
+    finally:
+        for name in names:
+            os.environ.pop(name, None)
+    (tmp_path / ".env").write_text("LANGSMITH_TRACING=true\n")  # no key: nothing exported
+    export_tracing(Settings())
+    assert "LANGSMITH_TRACING" not in os.environ

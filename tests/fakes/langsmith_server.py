@@ -18,14 +18,23 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from aiohttp import web
+from aiohttp import BodyPartReader, web
 
 from tests.fakes.background import BackgroundApp
 
+# The client reads every batch setting once one is given (a partial config kills its
+# sender thread with a KeyError), so all of them, at LangSmith's defaults.
 _INFO = {
     "version": "0.10.0",
     "instance_flags": {"zstd_compression_enabled": False},
-    "batch_ingest_config": {"use_multipart_endpoint": True},
+    "batch_ingest_config": {
+        "use_multipart_endpoint": True,
+        "size_limit": 100,
+        "size_limit_bytes": 20_971_520,
+        "scale_up_nthreads_limit": 16,
+        "scale_up_qsize_trigger": 1000,
+        "scale_down_nempty_trigger": 4,
+    },
 }
 
 
@@ -79,8 +88,10 @@ class FakeLangSmith:
         self._seen(request)
         reader = await request.multipart()
         while (part := await reader.next()) is not None:
+            if not isinstance(part, BodyPartReader):
+                return web.json_response({"error": "nested multipart"}, status=422)
             name = part.name or ""
-            value = json.loads(await part.read())  # type: ignore[union-attr]
+            value = json.loads(await part.read())
             op, _, rest = name.partition(".")
             if op not in ("post", "patch") or not rest:
                 return web.json_response({"error": f"unexpected part {name!r}"}, status=422)
