@@ -105,7 +105,9 @@ def test_a_channel_persona_is_one_trimmed_line_and_unset_stays_unset(tmp_path: P
         "You are the platform team's on-call helper; be precise."
     )
     assert rules.for_channel("elsewhere").persona == "You are teamrag. Answer briefly."
-    assert rules.for_channel("C0999").persona is None  # a section of its own, no persona
+    # A section of its own takes what it does not name from [defaults].
+    assert rules.for_channel("C0999").persona == "You are teamrag. Answer briefly."
+    assert rules.for_channel("C0999").follow_ups is False
     assert ChannelRule(persona="   ").persona is None
 
 

@@ -2,8 +2,9 @@
 whether replies in a thread need a mention, and the persona line of its prompts.
 
 Rules come from a TOML file (``TEAMRAG_CHANNELS_FILE``) or the same TOML inline
-(``TEAMRAG_CHANNELS``, for a deployment without files); a channel without a
-section takes ``[defaults]``::
+(``TEAMRAG_CHANNELS``, for a deployment without files). A channel without a
+section takes ``[defaults]``; a channel's section changes only the fields it names
+and takes the others from ``[defaults]``::
 
     [defaults]
     follow_ups = true            # answer replies in a bot thread without a mention
@@ -21,8 +22,16 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from agent.retrieval.ingest import validate_scope
 
@@ -68,6 +77,19 @@ class ChannelRules(BaseModel):
 
     defaults: ChannelRule = ChannelRule()
     channels: dict[str, ChannelRule] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _inherit_defaults(cls, data: Any) -> Any:
+        """Fill each channel's unnamed fields from ``[defaults]`` (a team that sets
+        ``follow_ups = false`` once expects it in every channel)."""
+        if not isinstance(data, dict):
+            return data
+        base, channels = data.get("defaults"), data.get("channels")
+        if not isinstance(base, dict) or not isinstance(channels, dict):
+            return data
+        merged = {k: {**base, **v} if isinstance(v, dict) else v for k, v in channels.items()}
+        return {**data, "channels": merged}
 
     def for_channel(self, channel: str, *, parent: str | None = None) -> ChannelRule:
         """The rule of ``channel``; a Discord thread falls back to its parent channel's."""
