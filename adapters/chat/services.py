@@ -46,3 +46,8 @@ class ChatServices:
         if wait is not None and self.metrics is not None:
             self.metrics.rate_limited(platform)
         return wait
+
+    def count_error(self, kind: str) -> None:
+        """Count a failure the user was told about (``teamrag_errors_total{kind}``)."""
+        if self.metrics is not None:
+            self.metrics.error(kind)

@@ -268,4 +268,5 @@ async def answer(
         await relay(services.run(turn), reply, interval_s=services.update_interval_s)
     except Exception:
         log.exception("could not answer on thread %s", turn.thread_id)
+        services.count_error("discord_delivery")
         await reply.fail()

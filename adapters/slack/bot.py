@@ -306,6 +306,7 @@ class SlackBot:
             await relay(self.services.run(turn), reply, interval_s=self.services.update_interval_s)
         except Exception:
             log.exception("answering %s failed", turn.thread_id)
+            self.services.count_error("slack_delivery")
             try:
                 await say_failed()
             except Exception:
