@@ -25,6 +25,7 @@ from agent.events import Event, Final, Progress, Route, Source, Token, Turn, Usa
 from agent.language import detect_language
 from agent.locks import LocalThreadLocks, ThreadLocks
 from agent.memory.backends import prune_thread
+from agent.shared.locks import LockLostError
 from agent.state import PoolItem, TurnInput, fresh_turn
 
 log = logging.getLogger(__name__)
@@ -270,6 +271,10 @@ class Runner:
         language = detect_language(turn.text)
         if isinstance(exc, TimeoutError):
             reason = f"the answer took longer than {self.turn_timeout_s:.0f} s"
+        elif isinstance(exc, LockLostError):
+            # This worker stalled past its lease and another took the conversation over;
+            # writing on would overwrite that worker's turn.
+            reason = "another worker took this conversation over; please ask again"
         else:
             reason = f"{type(exc).__name__}: {str(exc)[:200]}"
         return Final(

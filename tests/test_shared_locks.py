@@ -10,13 +10,18 @@ import sys
 import time
 import uuid
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 import redis
 
+from agent.events import Turn
+from agent.retrieval.knowledge_base import KnowledgeBase
 from agent.shared.link import RedisLink
 from agent.shared.locks import LockLostError, RedisThreadLocks
+from tests.agent_support import agent, script_answer
 from tests.conftest import REPO
+from tests.fakes.openai_server import FakeOpenAI
 from tests.redis_support import RedisServer
 
 THREAD = "slack:T1:C1:1700000000.1"
@@ -306,3 +311,35 @@ async def test_keys_are_per_prefix(redis_link: RedisLink) -> None:
             pass  # two deployments on one server do not block each other
     finally:
         await other.aclose()
+
+
+async def test_a_fenced_out_turn_ends_with_a_stated_reason_not_a_stale_write(
+    redis_link: RedisLink,
+    other_link: RedisLink,
+    kb: KnowledgeBase,
+    fake_llm: FakeOpenAI,
+    tmp_path: Path,
+) -> None:
+    """The runner's side of fencing: the asker is told, in plain words, to ask again."""
+    script_answer(fake_llm, "The handover is at 10:00 [1].")
+    fake_llm.latency_s = 0.6
+    turn = Turn(text="When is the on-call handover?", platform="slack", thread_root="1.0")
+    async with agent(kb, tmp_path, llm=fake_llm) as runner:
+        runner.locks = RedisThreadLocks(redis_link, ttl_s=0.3)
+        fresh = RedisThreadLocks(other_link)
+        client = raw(redis_link)
+
+        async def take_over() -> None:
+            await asyncio.sleep(0.3)  # the turn holds the lock and waits on the LLM
+            # Its lease "lapsed" and another worker took the thread, in one step (as the
+            # acquire script does), so the stale renewal cannot take it back in between.
+            token = client.incr(fresh.fence_key(turn.thread_id))
+            client.set(fresh.lock_key(turn.thread_id), f"{other_link.worker_id}:{token}", px=2000)
+            await asyncio.sleep(0.5)
+
+        other = asyncio.create_task(take_over())
+        final = await runner.ask(turn)
+        await other
+        client.close()
+    assert final.route == "error" and final.degraded
+    assert "another worker took this conversation over" in final.answer
