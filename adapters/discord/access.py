@@ -17,8 +17,10 @@ from typing import Literal
 import discord
 
 from adapters.chat.channels import ChannelRule, ChannelRules
-from adapters.discord.options import DiscordOptions
-from adapters.discord.turns import Place
+from adapters.chat.phrases import phrase
+from adapters.chat.ratelimit import refusal
+from adapters.discord.options import Adapter, DiscordOptions
+from adapters.discord.turns import PLATFORM, Place
 
 log = logging.getLogger(__name__)
 
@@ -55,3 +57,20 @@ def check(
 def roles_of(user: discord.abc.User) -> list[int] | None:
     """A member's role ids (the guild's @everyone role included); None outside a guild."""
     return [role.id for role in user.roles] if isinstance(user, discord.Member) else None
+
+
+async def admitted(
+    adapter: Adapter,
+    place: Place,
+    roles: Collection[int] | None,
+    user: int,
+    question: str,
+    language: str,
+) -> ChannelRule | str:
+    """The channel's rule when this asker may be answered here and now, else the text
+    that tells them why not (access, an empty question, or their questions per minute)."""
+    decision = check(adapter.options, adapter.services.rules, place, roles)
+    if isinstance(decision, str) or not question:
+        return phrase(decision if isinstance(decision, str) else "empty_question", language)
+    wait = await adapter.services.admit(PLATFORM, place.workspace, str(user))
+    return decision if wait is None else refusal(wait, language)

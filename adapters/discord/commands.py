@@ -17,14 +17,12 @@ import discord
 from discord import app_commands
 from discord.app_commands import locale_str
 
-from adapters.chat.phrases import Phrase, phrase
-from adapters.chat.ratelimit import refusal
 from adapters.chat.services import ChatServices
-from adapters.discord.access import check, roles_of
+from adapters.discord.access import admitted, roles_of
 from adapters.discord.live import ChannelPoster, InteractionPoster, Poster, answer
 from adapters.discord.options import Adapter
 from adapters.discord.render import Outgoing, language_for
-from adapters.discord.turns import PLATFORM, Place
+from adapters.discord.turns import Place
 from agent.events import Turn
 from agent.log_context import bind
 
@@ -75,15 +73,12 @@ async def handle_ask(
         return
     language = language_for(question, interaction.locale)
     place = Place.of(interaction.channel, interaction.guild_id, interaction.channel_id or 0)
-    decision = check(adapter.options, services.rules, place, roles_of(interaction.user))
     question = question.strip()
-    if isinstance(decision, str) or not question:
-        reason: Phrase = decision if isinstance(decision, str) else "empty_question"
-        await _tell(interaction, phrase(reason, language))
-        return
-    wait = await services.admit(PLATFORM, place.workspace, str(interaction.user.id))
-    if wait is not None:
-        await _tell(interaction, refusal(wait, language))
+    decision = await admitted(
+        adapter, place, roles_of(interaction.user), interaction.user.id, question, language
+    )
+    if isinstance(decision, str):
+        await _tell(interaction, decision)
         return
     # In a thread or a DM the question continues that conversation; in a channel it is
     # a question of its own.
@@ -93,8 +88,7 @@ async def handle_ask(
         root=root,
         user=interaction.user.id,
         message=interaction.id,
-        scopes=decision.scopes,
-        persona=decision.persona or "",
+        rule=decision,
     )
     with bind(thread_id=turn.thread_id, event_id=f"interaction-{interaction.id}"):
         await _answer(services, interaction, turn, language, private=private)

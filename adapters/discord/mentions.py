@@ -25,13 +25,11 @@ from typing import Literal, TypeGuard
 import discord
 
 from adapters.chat.channels import ChannelRules
-from adapters.chat.phrases import Phrase, phrase
-from adapters.chat.ratelimit import refusal
-from adapters.discord.access import check, roles_of
+from adapters.discord.access import admitted, roles_of
 from adapters.discord.live import ChannelPoster, answer
 from adapters.discord.options import Adapter
 from adapters.discord.render import language_for, thread_name
-from adapters.discord.turns import PLATFORM, Place
+from adapters.discord.turns import Place
 from agent.log_context import bind
 
 log = logging.getLogger(__name__)
@@ -104,14 +102,11 @@ async def on_message(adapter: Adapter, me: discord.abc.User, message: discord.Me
     question = question_of(message, me)
     language = language_for(question, guild.preferred_locale if guild is not None else None)
     place = Place.of(message.channel, guild.id if guild else None, message.channel.id)
-    decision = check(adapter.options, services.rules, place, roles_of(message.author))
-    if isinstance(decision, str) or not question:
-        reason: Phrase = decision if isinstance(decision, str) else "empty_question"
-        await _reply(message, phrase(reason, language))
-        return
-    wait = await services.admit(PLATFORM, place.workspace, str(message.author.id))
-    if wait is not None:
-        await _reply(message, refusal(wait, language))
+    decision = await admitted(
+        adapter, place, roles_of(message.author), message.author.id, question, language
+    )
+    if isinstance(decision, str):
+        await _reply(message, decision)
         return
 
     root, poster = place.channel_id, ChannelPoster(message.channel)
@@ -130,8 +125,7 @@ async def on_message(adapter: Adapter, me: discord.abc.User, message: discord.Me
         root=root,
         user=message.author.id,
         message=message.id,
-        scopes=decision.scopes,
-        persona=decision.persona or "",
+        rule=decision,
     )
     with bind(thread_id=turn.thread_id, event_id=f"message-{message.id}"):
         await answer(services, turn, poster, language=language)

@@ -18,6 +18,7 @@ from typing import Any
 
 import discord
 
+from adapters.chat.channels import ChannelRule
 from agent.events import Turn
 
 PLATFORM = "discord"
@@ -44,16 +45,9 @@ class Place:
         parent = channel.parent_id if isinstance(channel, discord.Thread) else None
         return cls(guild_id, channel_id, parent)
 
-    def turn(
-        self,
-        question: str,
-        *,
-        root: int,
-        user: int,
-        message: int,
-        scopes: frozenset[str] | None,
-        persona: str = "",
-    ) -> Turn:
+    def turn(self, question: str, *, root: int, user: int, message: int, rule: ChannelRule) -> Turn:
+        """The question as a turn of the conversation rooted at ``root``, with what the
+        channel's ``rule`` allows (its scopes) and asks for (its persona)."""
         return Turn(
             text=question,
             platform=PLATFORM,
@@ -62,6 +56,6 @@ class Place:
             thread_root=str(root),
             user=str(user),
             message_id=str(message),
-            scopes=scopes,
-            persona=persona,
+            scopes=rule.scopes,
+            persona=rule.persona or "",
         )
