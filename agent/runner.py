@@ -134,16 +134,18 @@ class Runner:
         answered = False
         try:
             while (event := await queue.get()) is not None:
-                answered = answered or isinstance(event, Final)
+                if isinstance(event, Final) and not answered:
+                    answered = True
+                    # A caller may stop reading at the Final. The turn's housekeeping
+                    # (pruning, under the thread's lock) then finishes on its own: cutting
+                    # it off would leave a write half done. Registered before the Final is
+                    # handed out, not when this generator is closed (which, after a
+                    # caller's `break`, happens in a later task), so wait_idle() sees it.
+                    self._housekeeping.add(task)
+                    task.add_done_callback(self._housekeeping.discard)
                 yield event
         finally:
-            if answered and not task.done():
-                # A caller may stop reading at the Final. The turn's housekeeping (pruning,
-                # under the thread's lock) then finishes on its own: cutting it off would
-                # leave a write half done.
-                self._housekeeping.add(task)
-                task.add_done_callback(self._housekeeping.discard)
-            elif not task.done():
+            if not answered and not task.done():
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
