@@ -194,3 +194,44 @@ def test_a_job_survives_its_json_form() -> None:
     assert back.payload == job.payload and back.thread_id == job.thread_id
     assert (back.id, back.attempt, back.event_id) == ("5-0", 2, "Ev1")
     assert "안녕하세요" in job.to_json()  # readable in redis-cli, not \\u escapes
+
+
+async def test_stopped_workers_are_forgotten_by_the_group(redis_link: RedisLink) -> None:
+    """Each start is a new consumer name; names with nothing pending go after a while."""
+    first, second = _worker(redis_link), _worker(redis_link, forget_after_s=0.2, claim_s=0.4)
+    seen: list[str] = []
+
+    async def record(job: Job) -> None:
+        seen.append(job.event_id)
+
+    async with first.serving(record):
+        await first.submit(Job("ask", "t", {}, event_id="one"))
+        await until(lambda: seen == ["one"])
+    key, group = second._key, second.group
+    assert first.link.worker_id in {
+        c["name"] for c in await redis_link.client.xinfo_consumers(key, group)
+    }
+    async with second.serving(record):
+        await asyncio.sleep(1.0)  # a few take-over rounds
+    names = {c["name"] for c in await redis_link.client.xinfo_consumers(key, group)}
+    assert first.link.worker_id not in names
+    for queue in (first, second):
+        await queue.link.aclose()
+
+
+async def test_an_unreadable_entry_is_dropped_and_the_queue_goes_on(
+    redis_link: RedisLink, caplog: pytest.LogCaptureFixture
+) -> None:
+    queue = RedisTurnQueue(redis_link, "test")
+    seen: list[str] = []
+
+    async def record(job: Job) -> None:
+        seen.append(job.event_id)
+
+    async with queue.serving(record):
+        await redis_link.client.xadd(queue._key, {"not": "a job"})  # an older version's, say
+        await queue.submit(Job("ask", "t", {}, event_id="fine"))
+        await until(lambda: seen == ["fine"])
+        await until(lambda: "dropping unreadable queue entry" in caplog.text)
+    pending = await redis_link.client.xpending(queue._key, queue.group)
+    assert pending["pending"] == 0  # nothing left to be taken over again and again

@@ -180,6 +180,8 @@ class RedisTurnQueue:
     concurrency: int = 256  # jobs one worker has under way at most
     drain_s: float = 30.0
     group: str = "workers"
+    # Every start is a new consumer name: forget those idle this long with nothing pending.
+    forget_after_s: float = 3600.0
     _handler: Handler | None = field(default=None, init=False)
     _tasks: _Tasks = field(default_factory=_Tasks, init=False)
     _local: LocalTurnQueue = field(default_factory=LocalTurnQueue, init=False)
@@ -253,9 +255,14 @@ class RedisTurnQueue:
                 self.link.failed(exc, "reading the turn queue")
                 await asyncio.sleep(self.link.retry_s)
             except ResponseError as exc:
-                if "NOGROUP" not in str(exc):
-                    raise
-                await self._ensure_group()  # Redis restarted empty
+                if "NOGROUP" in str(exc):
+                    await self._ensure_group()  # Redis restarted empty
+                    continue
+                log.exception("reading the turn queue failed; trying again")
+                await asyncio.sleep(self.link.retry_s)
+            except Exception:  # a reader that died would leave this worker deaf, silently
+                log.exception("reading the turn queue failed; trying again")
+                await asyncio.sleep(self.link.retry_s)
 
     async def _ensure_group(self) -> None:
         async def create(client: aredis.Redis) -> None:
@@ -302,6 +309,16 @@ class RedisTurnQueue:
             log.warning("taking over turn %s from a worker that stopped (attempt %d)",
                         entry_id, attempt)  # fmt: skip
             self._start(handler, entry_id, fields, attempt=attempt)
+        await self._forget_stopped_workers()
+
+    async def _forget_stopped_workers(self) -> None:
+        """Drop the group's consumers that left nothing pending long ago (stopped workers),
+        so the group does not grow by one name per restart forever."""
+        client = self.link.client
+        for consumer in await client.xinfo_consumers(self._key, self.group):
+            stopped = consumer["name"] != self._consumer and not int(consumer["pending"])
+            if stopped and int(consumer["idle"]) / 1000 >= self.forget_after_s:
+                await client.xgroup_delconsumer(self._key, self.group, consumer["name"])
 
     async def _deliveries(self, entry_id: str) -> int:
         pending = await self.link.client.xpending_range(
