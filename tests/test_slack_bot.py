@@ -71,6 +71,24 @@ def test_the_command_fails_in_one_line_before_starting(
     assert "SLACK_BOT_TOKEN is not set" in result.output and "Traceback" not in result.output
 
 
+def test_an_unreachable_redis_stops_the_bot_at_start_with_the_fix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A team that set REDIS_URL wants shared state: not a silent single-worker bot."""
+    monkeypatch.chdir(tmp_path)
+    env = {
+        "TEAMRAG_DATA_DIR": str(tmp_path / "data"),
+        "SLACK_BOT_TOKEN": BOT_TOKEN,
+        "SLACK_SIGNING_SECRET": SECRET,
+        "SLACK_APP_TOKEN": "",
+        "REDIS_URL": f"redis://127.0.0.1:{free_port()}/0",
+    }
+    result = CliRunner().invoke(cli, ["slack", "--port", str(free_port())], env=env)
+    assert result.exit_code == 1, result.output
+    assert "REDIS_URL redis://127.0.0.1:" in result.output and "unreachable" in result.output
+    assert "unset REDIS_URL" in result.output and "Traceback" not in result.output
+
+
 async def _serving(ended: Callable[[], bool], harness: SlackSender) -> None:
     """Wait until the bot answers HTTP (it has no other signal); fail if it ended first."""
     body = json.dumps({"type": "url_verification", "challenge": "up", "token": "x"})
