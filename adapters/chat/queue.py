@@ -33,6 +33,7 @@ from typing import Any, Protocol, cast
 import redis.asyncio as aredis
 from redis.exceptions import ResponseError
 
+from adapters.chat import queue_scripts as scripts
 from agent.log_context import bind
 from agent.shared.link import UNREACHABLE, RedisLink
 
@@ -128,44 +129,6 @@ class LocalTurnQueue:
         self._tasks.start(_answer(self._handler, job))
 
 
-# Queue a job and remember its place in its thread, in one step: a job is never in the
-# stream without its place in line, or the other way round.
-_SUBMIT = """
-local id = redis.call('XADD', KEYS[1], '*', 'job', ARGV[1])
-redis.call('RPUSH', KEYS[2], id)
-redis.call('PEXPIRE', KEYS[2], ARGV[2])
-return id
-"""
-
-# May this job run? Yes at the head of its thread's line. A head whose entry is gone
-# from the stream (finished by a worker whose last step failed) is dropped, so a
-# thread never waits on a job that no longer exists.
-_MAY_RUN = """
-while true do
-  local head = redis.call('LINDEX', KEYS[2], 0)
-  if not head or head == ARGV[1] then return 1 end
-  if #redis.call('XRANGE', KEYS[1], head, head) > 0 then return 0 end
-  redis.call('LPOP', KEYS[2])
-end
-"""
-
-# Still ours? Then reset its idle time (so no other worker takes it over). A job some
-# other worker has claimed meanwhile is theirs now: return 0.
-_HEARTBEAT = """
-local pending = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], ARGV[3], 1)
-if #pending == 0 or pending[1][2] ~= ARGV[2] then return 0 end
-redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[3], 'JUSTID')
-return 1
-"""
-
-# Done: acknowledge, delete, and give the thread's next job its turn, in one step.
-_FINISH = """
-redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
-redis.call('XDEL', KEYS[1], ARGV[2])
-redis.call('LREM', KEYS[2], 1, ARGV[2])
-return 1
-"""
-
 THREAD_LINE_TTL_MS = 24 * 3600 * 1000
 
 
@@ -192,10 +155,10 @@ class RedisTurnQueue:
     def __post_init__(self) -> None:
         self._slots = asyncio.Semaphore(self.concurrency)
         client = self.link.client
-        self._submit = client.register_script(_SUBMIT)
-        self._may_run = client.register_script(_MAY_RUN)
-        self._heartbeat = client.register_script(_HEARTBEAT)
-        self._finish = client.register_script(_FINISH)
+        self._submit = client.register_script(scripts.SUBMIT)
+        self._may_run = client.register_script(scripts.MAY_RUN)
+        self._heartbeat = client.register_script(scripts.HEARTBEAT)
+        self._finish = client.register_script(scripts.FINISH)
 
     @property
     def _key(self) -> str:
@@ -227,10 +190,15 @@ class RedisTurnQueue:
     async def serving(self, handler: Handler) -> AsyncIterator[None]:
         self._handler = handler
         async with self._local.serving(handler):
-            reader = asyncio.create_task(self._read_forever(handler))
+            stop = asyncio.Event()
+            reader = asyncio.create_task(self._read_forever(handler, stop))
             try:
                 yield
             finally:
+                # Told to stop (see _work on why not only cancelled); it stops after its
+                # current read, which blocks for less than the socket timeout.
+                stop.set()
+                await asyncio.wait({reader}, timeout=self.link.timeout_s + 1)
                 reader.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await reader
@@ -238,11 +206,11 @@ class RedisTurnQueue:
                 await self._tasks.drain(self.drain_s)
                 self._handler = None
 
-    async def _read_forever(self, handler: Handler) -> None:
+    async def _read_forever(self, handler: Handler, stop: asyncio.Event) -> None:
         await self._ensure_group()
         last_claim = 0.0
         loop = asyncio.get_running_loop()
-        while True:
+        while not stop.is_set():
             try:
                 while self._unacked:
                     await self._finish_entry(*self._unacked[0])
@@ -351,14 +319,18 @@ class RedisTurnQueue:
                 )  # fmt: skip
                 await self._drop(job.id, job.thread_id)
                 return
-            beating = asyncio.create_task(self._keep_claimed(job))
+            done = asyncio.Event()
+            beating = asyncio.create_task(self._keep_claimed(job, done))
             try:
                 await self._wait_for_turn(job)
                 await _answer(handler, job)
             finally:
+                # Told to stop, not cancelled: a cancellation that lands in a Redis call
+                # can be lost in its socket timeout, and the heartbeat would then beat on
+                # forever, holding the thread's next question back.
+                done.set()
+                await asyncio.wait({beating}, timeout=self.link.timeout_s + 1)
                 beating.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await beating
             await self._drop(job.id, job.thread_id)
 
     async def _wait_for_turn(self, job: Job) -> None:
@@ -374,9 +346,12 @@ class RedisTurnQueue:
             await asyncio.sleep(delay)
             delay = min(delay * 2, 0.2)
 
-    async def _keep_claimed(self, job: Job) -> None:
+    async def _keep_claimed(self, job: Job, done: asyncio.Event) -> None:
         while True:
-            await asyncio.sleep(self.claim_s / 3)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(done.wait(), self.claim_s / 3)
+            if done.is_set():
+                return
             try:
                 ours = await self._heartbeat(
                     keys=[self._key], args=[self.group, self._consumer, job.id]
