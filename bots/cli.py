@@ -7,6 +7,7 @@ import asyncio
 import getpass
 import sys
 from collections.abc import Awaitable, Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -170,6 +171,11 @@ async def _with_chat_services(
     # A bot runs for days: what it did (connected, refused, retried) belongs in its log.
     configure_logging(settings)
     export_tracing(settings)
+    # asyncio's default pool has cpu+4 threads: with a Chroma server or Redis each search
+    # and cache lookup waits on the network inside one, and fifty answers queue behind six.
+    asyncio.get_running_loop().set_default_executor(
+        ThreadPoolExecutor(settings.worker_threads, thread_name_prefix="teamrag")
+    )
     with knowledge_base(settings) as kb:
         _warn_if_empty(settings, kb)
         try:

@@ -147,6 +147,13 @@ class Settings(BaseSettings):
     channels: str | None = Field(
         None, description="The same rules as inline TOML, for a deployment without files."
     )
+    worker_threads: int = Field(
+        32,
+        ge=1,
+        le=512,
+        description="Threads for the blocking work of every answer under way "
+        "(searches, embeddings, cache): a bot answering many at once waits on too few.",
+    )
     chat_update_interval_s: float = Field(
         1.0, ge=0, le=10, description="Least time between two edits of a live chat message."
     )

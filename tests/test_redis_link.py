@@ -70,3 +70,19 @@ async def test_check_names_the_url_and_the_fix() -> None:
 def test_keys_carry_the_prefix(redis_link: RedisLink) -> None:
     assert redis_link.key("dedupe", "slack:1").startswith(redis_link.prefix)
     assert redis_link.key("a", "b").endswith("a:b")
+
+
+async def test_a_busy_worker_waits_for_a_connection_instead_of_seeing_an_outage(
+    redis_link: RedisLink,
+) -> None:
+    """300 calls at once (a worker with many answers under way) exceed redis-py's default
+    pool of 100; none may fall back as if Redis were gone."""
+
+    async def slow(client: aredis.Redis) -> str:
+        await client.blpop(["nothing-here"], timeout=0.3)
+        return "redis"
+
+    results = await asyncio.gather(
+        *(redis_link.attempt(slow, _local, what="waiting") for _ in range(300))
+    )
+    assert results.count("redis") == 300 and not redis_link.down

@@ -51,6 +51,7 @@ class RedisLink:
         prefix: str = "teamrag:",
         retry_s: float = 5.0,
         timeout_s: float = 2.0,
+        max_connections: int = 1000,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.url = url
@@ -58,9 +59,18 @@ class RedisLink:
         self.retry_s = retry_s
         self.timeout_s = timeout_s
         self._clock = clock
-        self.client: aredis.Redis = aredis.Redis.from_url(
-            url, decode_responses=True, socket_timeout=timeout_s, socket_connect_timeout=timeout_s
+        # A blocking pool: past max_connections a call waits for a free connection. The
+        # default pool (100) fails the call instead, which a busy worker (every answer
+        # polls its lock and heartbeats its queue entry) would take for an outage.
+        pool = aredis.BlockingConnectionPool.from_url(
+            url,
+            max_connections=max_connections,
+            timeout=timeout_s,
+            decode_responses=True,
+            socket_timeout=timeout_s,
+            socket_connect_timeout=timeout_s,
         )
+        self.client: aredis.Redis = aredis.Redis(connection_pool=pool)
         self.sync_client: redis.Redis = redis.Redis.from_url(
             url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s
         )
@@ -148,4 +158,5 @@ class RedisLink:
 
     async def aclose(self) -> None:
         await self.client.aclose()
+        await self.client.connection_pool.disconnect()  # given to the client, so not closed by it
         self.sync_client.close()
