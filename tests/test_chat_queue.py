@@ -235,3 +235,36 @@ async def test_an_unreadable_entry_is_dropped_and_the_queue_goes_on(
         await until(lambda: "dropping unreadable queue entry" in caplog.text)
     pending = await redis_link.client.xpending(queue._key, queue.group)
     assert pending["pending"] == 0  # nothing left to be taken over again and again
+
+
+async def test_a_full_worker_still_takes_over_what_its_own_turns_wait_for(
+    redis_link: RedisLink,
+) -> None:
+    """The survivor's own turns wait in their threads behind the dead worker's: filling
+    its slots with them must not stop it from taking those over (it would wait forever)."""
+    dead, survivor = _worker(redis_link, claim_s=0.6), _worker(redis_link, claim_s=0.6)
+    survivor.concurrency = 2
+    stuck = asyncio.Event()
+    seen: list[str] = []
+
+    async def dies(job: Job) -> None:
+        stuck.set()
+        await asyncio.Event().wait()
+
+    async def record(job: Job) -> None:
+        seen.append(job.event_id)
+
+    async with dead.serving(dies):
+        for thread in ("x", "y"):
+            await dead.submit(Job("ask", thread, {}, event_id=f"{thread}1"))
+        await until(lambda: len(dead._tasks.running) == 2)
+        await asyncio.wait_for(stuck.wait(), 10)
+        for task in list(dead._tasks.running):
+            task.cancel()
+    async with survivor.serving(record):
+        for thread in ("x", "y"):
+            await survivor.submit(Job("ask", thread, {}, event_id=f"{thread}2"))
+        await until(lambda: len(seen) == 4, timeout=20)
+    assert seen.index("x1") < seen.index("x2") and seen.index("y1") < seen.index("y2")
+    for queue in (dead, survivor):
+        await queue.link.aclose()

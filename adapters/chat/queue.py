@@ -246,9 +246,13 @@ class RedisTurnQueue:
         await self.link.attempt(create, later, what="creating the turn queue")
 
     async def _read(self, handler: Handler) -> None:
-        await self._slots.acquire()  # wait for a free slot before taking a job
-        self._slots.release()
-        free = max(1, min(self._free_slots(), 32))
+        free = min(self._free_slots(), 32)
+        if free <= 0:
+            # Full: leave new questions to the other workers for now. Not a wait on the
+            # slots: the take-over of a dead worker's turns must go on meanwhile (this
+            # worker's own turns may be queued behind them in their threads).
+            await asyncio.sleep(0.1)
+            return
         replies = await self.link.client.xreadgroup(
             self.group,
             self._consumer,
@@ -265,18 +269,22 @@ class RedisTurnQueue:
     async def _take_over(self, handler: Handler) -> None:
         """Claim the jobs of workers that stopped answering (died, or hung)."""
         idle_ms = int(self.claim_s * 1000)
-        reply = await self.link.client.xautoclaim(
-            self._key, self.group, self._consumer, idle_ms, count=32
-        )
-        claimed = reply[1]
-        deleted = reply[2] if len(reply) > 2 else []  # Redis 7 also lists deleted entries
-        for entry_id in deleted:
-            await self.link.client.xack(self._key, self.group, entry_id)
-        for entry_id, fields in claimed:
-            attempt = await self._deliveries(entry_id)
-            log.warning("taking over turn %s from a worker that stopped (attempt %d)",
-                        entry_id, attempt)  # fmt: skip
-            self._start(handler, entry_id, fields, attempt=attempt)
+        cursor = "0-0"
+        while True:  # every stalled entry, page by page: a dead worker may have held many
+            reply = await self.link.client.xautoclaim(
+                self._key, self.group, self._consumer, idle_ms, start_id=cursor, count=64
+            )
+            cursor, claimed = str(reply[0]), reply[1]
+            deleted = reply[2] if len(reply) > 2 else []  # Redis 7 also lists deleted entries
+            for entry_id in deleted:
+                await self.link.client.xack(self._key, self.group, entry_id)
+            for entry_id, fields in claimed:
+                attempt = await self._deliveries(entry_id)
+                log.warning("taking over turn %s from a worker that stopped (attempt %d)",
+                            entry_id, attempt)  # fmt: skip
+                self._start(handler, entry_id, fields, attempt=attempt)
+            if cursor == "0-0":
+                break
         await self._forget_stopped_workers()
 
     async def _forget_stopped_workers(self) -> None:
@@ -311,27 +319,28 @@ class RedisTurnQueue:
     # --- answering one job --------------------------------------------------------------
 
     async def _work(self, handler: Handler, job: Job) -> None:
-        async with self._slots:
-            if job.attempt > self.max_attempts:
-                log.error(
-                    "dropping turn %s (%s): %d workers failed it; see the log of each",
-                    job.id, job.event_id, job.attempt - 1,
-                )  # fmt: skip
-                await self._drop(job.id, job.thread_id)
-                return
-            done = asyncio.Event()
-            beating = asyncio.create_task(self._keep_claimed(job, done))
-            try:
-                await self._wait_for_turn(job)
-                await _answer(handler, job)
-            finally:
-                # Told to stop, not cancelled: a cancellation that lands in a Redis call
-                # can be lost in its socket timeout, and the heartbeat would then beat on
-                # forever, holding the thread's next question back.
-                done.set()
-                await asyncio.wait({beating}, timeout=self.link.timeout_s + 1)
-                beating.cancel()
+        if job.attempt > self.max_attempts:
+            log.error(
+                "dropping turn %s (%s): %d workers failed it; see the log of each",
+                job.id, job.event_id, job.attempt - 1,
+            )  # fmt: skip
             await self._drop(job.id, job.thread_id)
+            return
+        done = asyncio.Event()
+        beating = asyncio.create_task(self._keep_claimed(job, done))
+        try:
+            await self._wait_for_turn(job)
+            # A slot only for answering: a job waiting for its thread takes none.
+            async with self._slots:
+                await _answer(handler, job)
+        finally:
+            # Told to stop, not cancelled: a cancellation that lands in a Redis call can
+            # be lost in its socket timeout, and the heartbeat would then beat on forever,
+            # holding the thread's next question back.
+            done.set()
+            await asyncio.wait({beating}, timeout=self.link.timeout_s + 1)
+            beating.cancel()
+        await self._drop(job.id, job.thread_id)
 
     async def _wait_for_turn(self, job: Job) -> None:
         """Wait until every earlier job of this thread is done (on whichever worker)."""
