@@ -1,9 +1,11 @@
 """The Bolt app: which Slack request goes to which :class:`~adapters.slack.bot.SlackBot` method.
 
-Bolt acknowledges an event as soon as it arrives and runs the listener afterwards,
-so Slack never waits on the agent (it retries an event that is not acknowledged
-within 3 seconds). A slash command and a button click are acknowledged by the
-listener's first line for the same reason. The same app serves the HTTP Events API
+Bolt acknowledges an event once its listener has taken it: checked it and queued it
+(durably, with Redis), a few milliseconds. The answer is worked on afterwards, from
+the queue, so Slack never waits on the agent (it retries an event not acknowledged
+within 3 seconds) and never hears "200 OK" for a question not yet queued. A slash
+command and a button click are acknowledged by the listener's first line, and the
+acknowledgement is sent when the listener returns. The same app serves the HTTP Events API
 (``app.web_app()``, one path for events, commands and clicks) and Socket Mode.
 """
 
@@ -46,6 +48,10 @@ def create_app(
         signing_secret=signing_secret,
         request_verification_enabled=signing_secret is not None,
         logger=logger or _bolt_log,
+        # Acknowledge only once the listener has taken the question (checked it and put it
+        # in the durable queue, a few Redis calls): an acknowledged event is never sent
+        # again, so a worker dying between "200 OK" and the queue would lose it.
+        process_before_response=True,
     )
 
     @app.event("app_mention")
