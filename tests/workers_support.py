@@ -1,0 +1,298 @@
+"""Several ``teamrag slack`` worker processes sharing Redis, Postgres and a Chroma server.
+
+This is the team deployment on one machine: each worker is the real command
+(``python -m bots slack --port P``) in a process of its own, started from the same
+environment a compose file would give it. They share ``REDIS_URL`` (queue, locks,
+de-duplication, rate limit, cache, thread record), ``DATABASE_URL`` (thread memory:
+the local Postgres when it answers, else SQLite in the shared data folder),
+``CHROMA_URL`` and one ``TEAMRAG_DATA_DIR`` (catalog and keyword index), and talk to
+the fake Slack and fake OpenAI servers of the process that drives them.
+
+A test or benchmark sends signed events to the worker of its choice
+(:meth:`Team.sender`), kills one (:meth:`Worker.kill`: SIGKILL, as a crash) and
+reads each worker's log (:meth:`Team.logs`), which failure messages should carry.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import psycopg
+
+from agent.retrieval.embeddings import Embedder
+from agent.retrieval.ingest import Ingestor
+from agent.retrieval.knowledge_base import KnowledgeBase, collection_name
+from agent.retrieval.vectors import VectorStore
+from bots.slack_bot import EVENTS_PATH
+from tests.agent_support import analysis, request_text, review, verdict
+from tests.fakes.openai_server import FakeOpenAI, Reply
+from tests.fakes.slack_server import BOT_TOKEN, FakeSlack
+from tests.servers import free_port
+from tests.slack_support import SECRET, SlackSender
+
+REPO = Path(__file__).resolve().parent.parent
+PG_URL = os.environ.get("TEAMRAG_TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test")
+# The variables a worker must not inherit from the shell that runs the tests: each one
+# would point a worker at something other than the parts this harness gives it.
+_FOREIGN = ("SLACK_", "OPENAI_", "TEAMRAG_", "DISCORD_", "LANGSMITH_", "LANGCHAIN_", "TAVILY_")
+_FOREIGN_NAMES = ("REDIS_URL", "DATABASE_URL", "CHROMA_URL")
+
+
+def reachable_postgres(url: str = PG_URL) -> str | None:
+    """``url`` when a Postgres answers there, else None (thread memory then stays in SQLite)."""
+    try:
+        with psycopg.connect(url, connect_timeout=2):
+            return url
+    except psycopg.Error:
+        return None
+
+
+def slack_id(kind: str) -> str:
+    """A Slack-style id (``C...``, ``U...``, ``T...``) no earlier run used: thread memory in
+    Postgres outlives a test run, and a thread id seen before would bring its history."""
+    return kind + uuid.uuid4().hex[:10].upper()
+
+
+def write_docs(folder: Path, docs: Mapping[str, Mapping[str, str]]) -> dict[str, list[Path]]:
+    """Write ``docs`` ({scope: {file name: text}}) under ``folder``; the folder of each scope."""
+    written = {}
+    for scope, files in docs.items():
+        (folder / scope).mkdir(parents=True, exist_ok=True)
+        for name, text in files.items():
+            (folder / scope / name).write_text(text, encoding="utf-8")
+        written[scope] = [folder / scope]
+    return written
+
+
+def ingest(
+    data_dir: Path, chroma_url: str, embedder: Embedder, sources: Mapping[str, Sequence[Path]]
+) -> None:
+    """Ingest ``sources`` ({scope: files or folders}) into the shared knowledge base:
+    the catalog and keyword index in ``data_dir``, the vectors on the Chroma server."""
+    vectors = VectorStore.remote(chroma_url, collection_name(embedder.name))
+    kb = KnowledgeBase(data_dir, embedder, vectors)
+    try:
+        for scope, paths in sources.items():
+            report = Ingestor(kb).run(list(paths), scope=scope)
+            assert not report.failed, report.failed
+    finally:
+        kb.close()
+
+
+def worker_env(
+    *,
+    data_dir: Path,
+    redis_url: str,
+    chroma_url: str,
+    slack: FakeSlack,
+    llm: FakeOpenAI | None,
+    database_url: str | None,
+    **settings: str | float | int,
+) -> dict[str, str]:
+    """The environment of every worker; ``settings`` are TEAMRAG_ names without the prefix
+    (``queue_claim_s=2`` is ``TEAMRAG_QUEUE_CLAIM_S=2``)."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(_FOREIGN) and k not in _FOREIGN_NAMES
+    }
+    env |= {
+        "PYTHONPATH": str(REPO),
+        "TEAMRAG_DATA_DIR": str(data_dir),
+        "REDIS_URL": redis_url,
+        "CHROMA_URL": chroma_url,
+        "SLACK_BOT_TOKEN": BOT_TOKEN,
+        "SLACK_SIGNING_SECRET": SECRET,
+        "SLACK_API_URL": slack.base_url,
+        "TEAMRAG_EMBED_PROCESSES": "1",
+        "PYTHONFAULTHANDLER": "1",  # SIGABRT on a hung worker prints where it hangs
+    }
+    if database_url:
+        env["DATABASE_URL"] = database_url
+    if llm is not None:
+        env |= {"OPENAI_BASE_URL": llm.base_url, "OPENAI_API_KEY": "test"}
+        env |= {"TEAMRAG_LLM_MAX_RETRIES": "0", "TEAMRAG_LLM_TIMEOUT_S": "60"}
+    env |= {f"TEAMRAG_{name.upper()}": str(value) for name, value in settings.items()}
+    return env
+
+
+@dataclass
+class Worker:
+    """One ``teamrag slack`` process; its stdout and stderr go to ``log_path``."""
+
+    name: str
+    env: dict[str, str]
+    folder: Path
+    port: int = field(default_factory=free_port)
+    process: subprocess.Popen[bytes] | None = None
+    starts: int = 0
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}{EVENTS_PATH}"
+
+    @property
+    def log_path(self) -> Path:
+        return self.folder / f"worker-{self.name}.log"
+
+    @property
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def start(self) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.starts += 1
+        with self.log_path.open("ab") as log:
+            log.write(f"--- worker {self.name}, start {self.starts} ---\n".encode())
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "bots", "slack", "--port", str(self.port)],
+                env=self.env,
+                cwd=self.folder,  # no stray .env
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+
+    async def serving(self, session: aiohttp.ClientSession, *, timeout: float = 120) -> None:
+        """Wait until the worker answers HTTP (it has no other signal); fail if it ended."""
+        sender = SlackSender(FakeSlack(), self.url, session)
+        body = json.dumps({"type": "url_verification", "challenge": "up", "token": "x"})
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not self.alive:
+                raise AssertionError(f"worker {self.name} stopped before serving:\n{self.log()}")
+            try:
+                if (await sender.post(body, "application/json"))[0] == 200:
+                    return
+            except aiohttp.ClientError:
+                pass
+            await asyncio.sleep(0.05)
+        self.dump()
+        raise AssertionError(f"worker {self.name} did not serve within {timeout} s:\n{self.log()}")
+
+    def dump(self) -> None:
+        """Make a hung worker write every thread's stack to its log, and end it."""
+        if self.process is not None and self.alive:
+            self.process.send_signal(signal.SIGABRT)
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+    def kill(self) -> None:
+        """SIGKILL, as a crash or an OOM kill: no drain, no goodbye to Redis."""
+        if self.process is not None and self.alive:
+            self.process.kill()
+            self.process.wait(10)
+
+    def stop(self, timeout: float = 60) -> int | None:
+        """SIGTERM, as ``docker stop``; the exit code (None if it had not started)."""
+        if self.process is None:
+            return None
+        if self.alive:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(10)
+        return self.process.returncode
+
+    def cpu_s(self) -> float | None:
+        """CPU seconds (user + system) the running process has used so far (Linux)."""
+        if self.process is None or not self.alive:
+            return None
+        try:
+            fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return None
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def log(self, tail: int = 6000) -> str:
+        try:
+            text = self.log_path.read_text(encoding="utf-8", errors="replace")
+        except FileNotFoundError:
+            return ""
+        return text[-tail:] if tail else text
+
+
+@dataclass
+class Team:
+    """N workers on one shared environment, and a sender to each over one HTTP session."""
+
+    slack: FakeSlack
+    workers: list[Worker]
+    session: aiohttp.ClientSession
+
+    @classmethod
+    async def start(
+        cls, slack: FakeSlack, env: dict[str, str], folder: Path, *, size: int = 2
+    ) -> Team:
+        session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=1000))
+        team = cls(slack, [Worker(chr(ord("a") + i), env, folder) for i in range(size)], session)
+        try:
+            await team.ensure_up()
+        except BaseException:
+            await team.close()
+            raise
+        return team
+
+    async def ensure_up(self) -> None:
+        """Start (again) every worker that is not running, and wait until all serve."""
+        for worker in self.workers:
+            if not worker.alive:
+                worker.start()
+        await asyncio.gather(*(w.serving(self.session) for w in self.workers))
+
+    def sender(self, index: int) -> SlackSender:
+        return SlackSender(self.slack, self.workers[index].url, self.session)
+
+    def logs(self, tail: int = 4000) -> str:
+        """Every worker's log tail, for assertion messages."""
+        return "\n".join(f"=== worker {w.name} ===\n{w.log(tail)}" for w in self.workers)
+
+    def tracebacks(self) -> list[str]:
+        return [w.name for w in self.workers if "Traceback" in w.log(0)]
+
+    async def close(self) -> dict[str, int | None]:
+        """SIGTERM every worker (each drains); their exit codes."""
+        codes = {w.name: await asyncio.to_thread(w.stop) for w in self.workers}
+        await self.session.close()
+        return codes
+
+
+# --- the fake LLM: answers that say which question they answer --------------------------
+
+TAG = re.compile(r"#[A-Za-z0-9]+-\d+")
+
+
+def tagged_answers(llm: FakeOpenAI, body_text: str = "Backups are kept for 35 days [1].") -> None:
+    """Script knowledge turns that pass every check, each answer naming the tag
+    (``#conv-1``) of the question it answers, so order and exactly-once can be read
+    off the thread: a turn answered twice, or swapped, shows."""
+
+    def answer(body: dict[str, Any]) -> Reply:
+        question = request_text(body).rsplit("Question:", 1)[-1]
+        tags = TAG.findall(question)
+        return Reply(content=f"{tags[-1] if tags else '#none'}: {body_text}")
+
+    llm.reply("Analysis", analysis())
+    llm.reply("Review", review(0.9))
+    llm.script["text"] = answer
+    llm.reply("Verdict", verdict(True))
+
+
+def tags_in(texts: list[str]) -> list[str]:
+    return [m.group(0) for t in texts if (m := TAG.search(t))]
