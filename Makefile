@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint install clean bench-retrieval bench-scale bench-agent bench-slack bench-discord
+.PHONY: demo test lint install clean bench-retrieval bench-scale bench-agent bench-slack bench-team bench-discord
 
 $(BIN)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "teamrag needs Python 3.11 or newer; set PYTHON=python3.11")'
@@ -39,6 +39,9 @@ bench-agent: $(BIN)/.installed
 
 bench-slack: $(BIN)/.installed
 	$(BIN)/python benchmarks/slack_load.py
+
+bench-team: $(BIN)/.installed
+	$(BIN)/python benchmarks/team_load.py
 
 bench-discord: $(BIN)/.installed
 	$(BIN)/python benchmarks/discord_load.py
