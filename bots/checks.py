@@ -17,8 +17,8 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit, urlunsplit
 
+from agent.urls import redact_url
 from bots.settings import Settings
 
 if TYPE_CHECKING:
@@ -60,21 +60,6 @@ class CheckResult:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self) | {"ok": self.ok}
-
-
-def redact(url: str) -> str:
-    """``url`` without its password (it ends up in logs, tables and /readyz bodies)."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "(unparsable URL)"
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    user = f"{parts.username}:***@" if parts.username else ":***@"
-    return urlunsplit(parts._replace(netloc=user + host))
 
 
 def describe(exc: BaseException) -> str:
@@ -234,23 +219,25 @@ def external_parts(
 
             redis = RedisLink(settings.redis_url, timeout_s=timeout_s)
             owned.append(redis)
-        parts.append(Part("Redis", redact(settings.redis_url), redis_probe(redis), REDIS_FIX))
+        parts.append(Part("Redis", redact_url(settings.redis_url), redis_probe(redis), REDIS_FIX))
     else:
         parts.append(Part("Redis", "in-process (one worker only)"))
     if settings.chroma_url:
         url = settings.chroma_url
-        parts.append(Part("Chroma", redact(url), chroma_probe(url, timeout_s), CHROMA_FIX))
+        parts.append(Part("Chroma", redact_url(url), chroma_probe(url, timeout_s), CHROMA_FIX))
     else:
         parts.append(Part("Chroma", f"data folder {settings.data_dir / 'chroma'}"))
     if settings.database_url:
         url = settings.database_url
-        parts.append(Part("Postgres", redact(url), postgres_probe(url, timeout_s), POSTGRES_FIX))
+        parts.append(
+            Part("Postgres", redact_url(url), postgres_probe(url, timeout_s), POSTGRES_FIX)
+        )
     else:
         parts.append(Part("Postgres", "SQLite files in the data folder"))
     if settings.llm_enabled or settings.embeddings == "openai":
         base = settings.openai_base_url or OPENAI_BASE
         probe = llm_probe(base, settings.openai_api_key, timeout_s)
-        parts.append(Part("LLM", redact(base), probe, LLM_FIX))
+        parts.append(Part("LLM", redact_url(base), probe, LLM_FIX))
     else:
         parts.append(Part("LLM", "none: extractive answers (quotes with citations)"))
     return parts, owned

@@ -22,7 +22,8 @@ from rich.table import Table
 
 from adapters.chat.channels import ChannelRulesError, load_channel_rules
 from agent.retrieval.catalog import Catalog, CatalogError
-from bots.checks import CheckFailed, CheckResult, Part, external_parts, redact, run_parts
+from agent.urls import redact_url
+from bots.checks import CheckFailed, CheckResult, Part, external_parts, run_parts
 from bots.settings import BotConfigError, Settings, SettingsError, load_settings
 
 DISCORD_API = "https://discord.com/api/v10"
@@ -151,7 +152,7 @@ def platform_parts(settings: Settings, timeout_s: float) -> list[Part]:
                     raise CheckFailed(problem, SLACK_APP_TOKEN_FIX) from None
             return None
 
-        parts.append(Part("Slack", redact(base), slack, SLACK_REACH_FIX))
+        parts.append(Part("Slack", redact_url(base), slack, SLACK_REACH_FIX))
     if settings.discord_token:
         api = (settings.discord_api_base or DISCORD_API).rstrip("/")
         headers = {"Authorization": f"Bot {settings.discord_token}"}
@@ -164,7 +165,7 @@ def platform_parts(settings: Settings, timeout_s: float) -> list[Part]:
                 raise CheckFailed("the token was refused (HTTP 401)", DISCORD_TOKEN_FIX)
             return None if status == 200 else f"GET /users/@me answered HTTP {status}"
 
-        parts.append(Part("Discord", redact(api), discord, DISCORD_REACH_FIX))
+        parts.append(Part("Discord", redact_url(api), discord, DISCORD_REACH_FIX))
     return parts
 
 

@@ -14,7 +14,8 @@ from aiohttp import web
 from adapters.chat.metrics import Metrics
 from agent.events import Final, Turn, Usage
 from agent.shared.link import RedisLink
-from bots.checks import Readiness, external_parts, readiness, redact
+from agent.urls import redact_url as redact
+from bots.checks import Readiness, external_parts, readiness
 from bots.ops import ops_routes, ops_server, start_ops_server
 from bots.settings import Settings
 from tests.fakes.openai_server import FakeOpenAI

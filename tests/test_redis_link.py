@@ -86,3 +86,13 @@ async def test_a_busy_worker_waits_for_a_connection_instead_of_seeing_an_outage(
         *(redis_link.attempt(slow, _local, what="waiting") for _ in range(300))
     )
     assert results.count("redis") == 300 and not redis_link.down
+
+
+async def test_the_password_never_reaches_a_message() -> None:
+    link = RedisLink(f"redis://:s3cret@127.0.0.1:{free_port()}/0", timeout_s=0.5)
+    try:
+        with pytest.raises(RedisUnavailableError) as raised:
+            await link.check()
+    finally:
+        await link.aclose()
+    assert "s3cret" not in str(raised.value) and ":***@127.0.0.1" in str(raised.value)

@@ -19,7 +19,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
-from urllib.parse import urlsplit, urlunsplit
 
 import aiosqlite
 import psycopg
@@ -33,6 +32,7 @@ from psycopg.rows import DictRow, dict_row
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from agent.memory.pruning import prune_thread
+from agent.urls import redact_url
 
 __all__ = [
     "CONNECT_TIMEOUT_S",
@@ -156,24 +156,11 @@ def _postgres_url(database_url: str | None, sqlite_path: Path) -> str | None:
     return url
 
 
-def _redact(url: str) -> str:
-    """The URL without its password, fit for an error message or a log."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "<unparsable URL>"
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc))
-
-
 def _unreachable(url: str, sqlite_path: Path, cause: object) -> MemoryBackendError:
     # libpq's messages run over several indented lines; a log line reads better.
     cause_text = " ".join(str(cause).split()) or type(cause).__name__
     return MemoryBackendError(
-        f"DATABASE_URL unreachable ({_redact(url)}): {cause_text}; start Postgres or fix "
+        f"DATABASE_URL unreachable ({redact_url(url)}): {cause_text}; start Postgres or fix "
         f"the URL, or unset DATABASE_URL to use the embedded SQLite file at {sqlite_path}"
     )
 
@@ -237,7 +224,7 @@ async def _postgres(
         except psycopg.Error as exc:
             await pool.close()
             raise MemoryBackendError(
-                f"Postgres at {_redact(url)} refused LangGraph's tables: {exc}; let the "
+                f"Postgres at {redact_url(url)} refused LangGraph's tables: {exc}; let the "
                 "user create tables in the database's schema, or unset DATABASE_URL to "
                 f"use the embedded SQLite file at {sqlite_path}"
             ) from exc

@@ -22,6 +22,8 @@ import redis.asyncio as aredis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from agent.urls import redact_url
+
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
@@ -55,6 +57,7 @@ class RedisLink:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.url = url
+        self.shown_url = redact_url(url)  # for logs and errors: never with its password
         self.prefix = prefix
         self.retry_s = retry_s
         self.timeout_s = timeout_s
@@ -125,7 +128,7 @@ class RedisLink:
             log.warning(
                 "Redis at %s unreachable (%s: %s) while %s; using in-process state "
                 "(rate limits, cache, de-duplication, locks) and trying again every %.0f s",
-                self.url,
+                self.shown_url,
                 type(exc).__name__,
                 exc,
                 what,
@@ -137,7 +140,7 @@ class RedisLink:
     def worked(self) -> None:
         if self._down:
             self._down = False
-            log.warning("Redis at %s is back; shared state resumed", self.url)
+            log.warning("Redis at %s is back; shared state resumed", self.shown_url)
 
     async def problem(self) -> str | None:
         """None when Redis answers a PING, else why not (for /readyz and ``doctor``)."""
@@ -152,7 +155,7 @@ class RedisLink:
         reason = await self.problem()
         if reason is not None:
             raise RedisUnavailableError(
-                f"REDIS_URL {self.url} unreachable: {reason}; start Redis there, or unset "
+                f"REDIS_URL {self.shown_url} unreachable: {reason}; start Redis there, or unset "
                 "REDIS_URL to keep the shared state in-process (one worker only)"
             )
 
