@@ -145,7 +145,6 @@ class RedisTurnQueue:
     group: str = "workers"
     # Every start is a new consumer name: forget those idle this long with nothing pending.
     forget_after_s: float = 3600.0
-    _handler: Handler | None = field(default=None, init=False)
     _tasks: _Tasks = field(default_factory=_Tasks, init=False)
     _local: LocalTurnQueue = field(default_factory=LocalTurnQueue, init=False)
     _slots: asyncio.Semaphore = field(init=False)
@@ -188,23 +187,17 @@ class RedisTurnQueue:
 
     @contextlib.asynccontextmanager
     async def serving(self, handler: Handler) -> AsyncIterator[None]:
-        self._handler = handler
         async with self._local.serving(handler):
             stop = asyncio.Event()
             reader = asyncio.create_task(self._read_forever(handler, stop))
             try:
                 yield
             finally:
-                # Told to stop (see _work on why not only cancelled); it stops after its
-                # current read, which blocks for less than the socket timeout.
-                stop.set()
-                await asyncio.wait({reader}, timeout=self.link.timeout_s + 1)
-                reader.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await reader
+                # It stops after its current read, which blocks for less than the socket
+                # timeout.
+                await self._stop(reader, stop)
                 # What does not finish in time stays pending: another worker takes it over.
                 await self._tasks.drain(self.drain_s)
-                self._handler = None
 
     async def _read_forever(self, handler: Handler, stop: asyncio.Event) -> None:
         await self._ensure_group()
@@ -334,13 +327,16 @@ class RedisTurnQueue:
             async with self._slots:
                 await _answer(handler, job)
         finally:
-            # Told to stop, not cancelled: a cancellation that lands in a Redis call can
-            # be lost in its socket timeout, and the heartbeat would then beat on forever,
-            # holding the thread's next question back.
-            done.set()
-            await asyncio.wait({beating}, timeout=self.link.timeout_s + 1)
-            beating.cancel()
+            await self._stop(beating, done)
         await self._drop(job.id, job.thread_id)
+
+    async def _stop(self, task: asyncio.Task[None], stop: asyncio.Event) -> None:
+        """Tell a loop that talks to Redis to stop, and wait for it; cancel it only if it
+        does not. A cancellation alone can be lost in a Redis call's socket timeout, and
+        the loop (a heartbeat, say) would then run on forever."""
+        stop.set()
+        await asyncio.wait({task}, timeout=self.link.timeout_s + 1)
+        task.cancel()  # not awaited: a cancellation it lost would make this wait forever
 
     async def _wait_for_turn(self, job: Job) -> None:
         """Wait until every earlier job of this thread is done (on whichever worker)."""
