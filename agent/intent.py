@@ -38,6 +38,7 @@ __all__ = [
     "IntentGuess",
     "PrototypeRouter",
     "Route",
+    "is_acknowledgement",
     "is_context_dependent",
     "memory_command",
 ]
@@ -290,6 +291,11 @@ _HANGUL_SYLLABLE = re.compile(r"[가-힣]")
 # syllable counts three times, about its length in romanisation: "현재 금값" is
 # a full question in five characters.
 _SHORT = 12
+
+
+def is_acknowledgement(text: str) -> bool:
+    """Greetings, thanks and laughter alone: "안녕하세요", "thanks!", "ㅋㅋ"."""
+    return bool(_ACKNOWLEDGEMENT.match(text.strip()))
 
 
 def is_context_dependent(text: str, *, has_history: bool) -> bool:

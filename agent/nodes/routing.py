@@ -16,6 +16,7 @@ from langchain_core.messages import BaseMessage, ToolMessage
 from langgraph.runtime import Runtime
 
 from agent import replies
+from agent.bypass import DOCUMENTS_MATCH, match_needed
 from agent.deps import Deps
 from agent.intent import is_context_dependent, memory_command
 from agent.llm import LLMError, invoke_with_tools, structured
@@ -113,21 +114,47 @@ def _from_analysis(analysis: Analysis, state: AgentState, deps: Deps) -> dict[st
     }
 
 
+async def _documents_claim(state: AgentState, deps: Deps, needed: float | None) -> str | None:
+    """Why a message headed for a bypass is a question for the documents, or None.
+
+    One keyword lookup in the turn's scopes (see :mod:`agent.bypass`); ``needed`` is the
+    match strength that claims it, None for a pleasantry, which never needs a lookup.
+    """
+    if needed is None:
+        return None
+    scopes = state["turn"]["scopes"]
+    match = await asyncio.to_thread(
+        deps.kb.keyword_match, state["question"], frozenset(scopes) if scopes else None
+    )
+    if match < needed:
+        return None
+    return f"the documents match this message ({match:.2f}), so they were searched"
+
+
+def asks_for_tool(question: str) -> bool:
+    """A computation or the date asked for outright: "3*(4+5)는?", "오늘 며칠이야?"."""
+    return bool(find_expression(question)) or asks_for_datetime(question)
+
+
 async def _local_route(state: AgentState, deps: Deps) -> dict[str, Any]:
-    """Routing without an LLM: text rules for tools, then embedding prototypes."""
+    """Routing without an LLM: text rules for tools, then embedding prototypes, then the
+    documents' say before a smalltalk reply."""
     question = state["question"]
     facts = [{"kind": f.kind, "text": f.text} for f in extract_facts_locally(question)]
     needs_history = is_context_dependent(question, has_history=has_history(state))
     base = {"user_facts": facts, "needs_history": needs_history, "standalone": question}
-    if find_expression(question) or asks_for_datetime(question):
+    if asks_for_tool(question):
         return base | {"route": "tools", "route_confidence": 1.0, "complexity": "simple"}
     guess = await asyncio.to_thread(deps.prototype_router.classify, question)
     route, notes = _unsure(guess.route, guess.confidence, deps.config.prototype_min_confidence)
     if route == "tools":  # the prototypes say "tools" but no rule found what to compute
         route = "knowledge"
     if route == "smalltalk" and not needs_history:
-        reply = replies.smalltalk(question, state["language"])
-        return base | {"route": route, "route_confidence": guess.confidence, "reply": reply}
+        claimed = await _documents_claim(state, deps, match_needed(question))
+        if claimed is None:
+            reply = replies.smalltalk(question, state["language"])
+            return base | {"route": route, "route_confidence": guess.confidence, "reply": reply}
+        notes = [*notes, claimed]
     if route == "smalltalk":
         route = "knowledge"
     complexity = "complex" if route == "analysis" else "moderate"
@@ -165,6 +192,7 @@ async def router(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
         try:
             analysis, usage = await structured(deps.llms.fast, Analysis, messages)
             update = _from_analysis(analysis, state, deps) | llm_used(usage, deps.llms.fast_name)
+            update |= await _check_bypass(update, state, deps)
         except LLMError as exc:
             local = await _local_route(state, deps)
             update = local | _merge_notes(local, degraded(exc.kind))
@@ -175,6 +203,22 @@ async def router(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
             update = update | fetched | {"notes": notes}
         return update | {"profile": profile}
     return await _local_route(state, deps) | {"profile": profile}
+
+
+async def _check_bypass(update: dict[str, Any], state: AgentState, deps: Deps) -> dict[str, Any]:
+    """The LLM's smalltalk, general or tools decision, unless the documents claim the
+    message: then it is searched like any question (the plan came with the analysis)."""
+    route, question = update["route"], state["question"]
+    if route in ("smalltalk", "general") and not update.get("needs_history"):
+        needed = match_needed(question)
+    elif route == "tools" and not asks_for_tool(question):
+        needed = DOCUMENTS_MATCH
+    else:
+        return {}
+    claimed = await _documents_claim(state, deps, needed)
+    if claimed is None:
+        return {}
+    return {"route": "knowledge", "reply": "", "notes": [*update.get("notes", []), claimed]}
 
 
 # "안녕", "thanks!", "who are you?" are short; a question for the documents rarely is.

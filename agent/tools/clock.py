@@ -44,9 +44,17 @@ _DATETIME_PATTERNS = [
 ]
 
 
+# Asking for the time now is short and names no year; "2010년 지방선거는 몇 월 며칠에
+# 치러졌는가?" and "우리가 보고 있는 구조와 현재 사이의 시간은 몇 년인가?" ask the documents.
+_MAX_WORDS = 8
+_YEAR_OR_ID = re.compile(r"\d{3,}")
+
+
 def asks_for_datetime(text: str) -> bool:
     """True for "오늘 며칠이야?", "지금 몇 시야", "what time is it"; not for a release date."""
     normalized = unicodedata.normalize("NFKC", text).lower().replace("’", "'").strip()
+    if len(normalized.split()) > _MAX_WORDS or _YEAR_OR_ID.search(normalized):
+        return False
     return any(pattern.search(normalized) for pattern in _DATETIME_PATTERNS)
 
 

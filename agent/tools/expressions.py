@@ -62,7 +62,9 @@ _KO_FILLER = re.compile(
     )
     + ")+"
 )
-_WORD = re.compile(r"[a-z]+|[가-힣]+")
+# Every run of letters, in any script: a Chinese or German question quoting "(973-1048)" is
+# not filler around a sum just because its words are neither English nor Korean.
+_WORD = re.compile(r"[^\W\d_]+")
 _MENTION = re.compile(r"<[@#!][^<>\s]*>")
 
 

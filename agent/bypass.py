@@ -1,0 +1,95 @@
+"""When a message may skip the documents: the rule every router applies before a bypass.
+
+A smalltalk or tools reply to a real question is the worst answer a team bot can give:
+the person concludes the documents say nothing. Routers (the LLM's and the local
+prototypes) guess from the message alone, and "명성황후의 이름은?" looks a lot like
+"이름이 뭐야?". So a bypass is answered only when one of these holds:
+
+- the message is a pleasantry: a greeting, thanks, a farewell, laughter, "how are you",
+  "who are you?". These answer in one step whatever the documents contain;
+- the documents do not match it: one BM25 lookup (no embedding) finds no chunk containing
+  a fair share of the message's terms, weighted by rarity. A short message addressed to
+  the bot ("what should I call you?") needs a strong match to count as a question for
+  the documents ("너 배포 절차 알아?" has one).
+
+Arithmetic goes to the calculator only when the message asks for a computation (nothing
+but an expression and filler words, see :func:`agent.tools.find_expression`), never for
+numbers quoted in a question ("973-1048년에 살았던 학자는?").
+"""
+
+from __future__ import annotations
+
+import re
+
+from agent.intent import is_acknowledgement
+
+# The IDF-weighted share of a message's terms that its best-matching chunk contains. Measured
+# on KorQuAD dev (964 paragraphs) and XQuAD (240): factual questions the prototypes took for
+# smalltalk matched 0.26-0.63 (English ones down to 0.22 when long); short chit-chat that
+# is no pleasantry ("농담 하나 해줘", "see you around") up to 0.37 on KorQuAD, from words
+# a large wiki happens to contain.
+DOCUMENTS_MATCH = 0.25
+# A long message is rarely chit-chat: any fair match claims it.
+DOCUMENTS_MATCH_LONG = 0.12
+_LONG_WORDS = 10
+# A short message that talks to the bot needs a strong match (most of its rare terms in one
+# chunk) to be a question for the documents: "너 배포 절차 알아?" has one; "who made
+# you?" matched 0.59 on XQuAD and "what should I call you?" 0.74 on the samples.
+DOCUMENTS_MATCH_TO_THE_BOT = 0.8
+
+# Cues of a pleasantry in a short message: greetings, thanks, farewells, laughter, praise,
+# "how are you", and questions about the bot itself.
+_CUES = re.compile(
+    r"^\W*(?:hi|hello|hey|yo|good (?:morning|afternoon|evening|night))\b"
+    r"|\b(?:thanks?|thank you|thx|ty|appreciate|cheers|bye|goodbye|see (?:you|ya)|gotta go"
+    r"|lol|haha|a joke|great job|good job|long time no see|nice to meet you"
+    r"|have a (?:nice|good|great) day"
+    r"|how are (?:you|things)|how(?:'s| is) (?:it going|your day|life)|what'?s up"
+    r"|who (?:are|made|built|created) you|what are you\b|what(?:'s| is) your name"
+    r"|what (?:can|could) you (?:do|help)|what are you able|are you (?:a |an )?(?:bot|human"
+    r"|ai|robot|real)|what should i call you|what kind of bot|you'?re (?:\w+ )?"
+    r"(?:smart|awesome|great|helpful|funny|the best))\b"
+    r"|안녕|반가|고마|고맙|감사(?:합|해|드)|땡큐|수고|잘 ?가|잘 ?자|나중에 ?봐|내일 ?봐|이만 ?갈"
+    r"|ㅋㅋ|ㅎㅎ|ㅎㅇ|심심|농담|잘했어|좋은 ?(?:아침|오후|저녁|하루|밤)"
+    r"|잘 ?지냈|요즘 ?어때|하루 ?어때|오랜만|누가 ?(?:너|당신)"
+    r"|(?<![가-힣])(?:너|넌|당신|봇)(?:는|가|를|의|아)?(?![가-힣]).{0,8}"
+    r"(?:누구|봇|사람|ai|뭐 ?하는|뭘 ?도와|뭘 ?할|이름|똑똑|뭐라고 ?부르)"
+    # Korean drops "you": these count only as the whole message ("누구야?", "이름이 뭐야?").
+    r"|^\W*(?:누구(?:야|세요|니|냐|예요|신가요)?|이름이 ?(?:뭐|무엇|뭔)\S*|뭘 ?할 ?수 ?있\S*"
+    r"|뭐라고 ?부르\S*)\W*$",
+    re.IGNORECASE,
+)
+# Words for the bot: "you", "너", "봇". Korean takes a particle; a bare 네 is "yes".
+_TO_THE_BOT = re.compile(
+    r"\b(?:you|your|yours|yourself|u|bot|ai|teamrag)\b"
+    r"|(?<![가-힣])(?:너|넌|니가|네가|당신|봇|챗봇)(?:는|가|를|한테|에게|의|아|님|이|도|랑)?(?![가-힣])",
+    re.IGNORECASE,
+)
+_SHORT_WORDS = 7
+
+
+def _words(text: str) -> int:
+    return len(text.split())
+
+
+def is_pleasantry(text: str) -> bool:
+    """Greetings, thanks, farewells and "who are you": answered without a search."""
+    stripped = text.strip()
+    if not stripped:
+        return False
+    if is_acknowledgement(stripped):
+        return True
+    return _words(stripped) <= _SHORT_WORDS and bool(_CUES.search(stripped))
+
+
+def match_needed(text: str) -> float | None:
+    """The keyword match strength at which the documents claim this message, or None when
+    it may bypass them whatever they contain (a pleasantry)."""
+    if is_pleasantry(text):
+        return None
+    words = _words(text.strip())
+    if words > _LONG_WORDS:
+        return DOCUMENTS_MATCH_LONG
+    if words <= _SHORT_WORDS and _TO_THE_BOT.search(text):
+        return DOCUMENTS_MATCH_TO_THE_BOT
+    return DOCUMENTS_MATCH
