@@ -109,6 +109,8 @@ class Final:
     timings: dict[str, float] = field(default_factory=dict)  # milliseconds per stage
     thread_id: str = ""
     notes: list[str] = field(default_factory=list)  # stated reasons: fallbacks taken, limits hit
+    # False when the documents did not answer the question and the reply says so.
+    covered: bool = True
     kind: Literal["final"] = "final"
 
     def to_dict(self) -> dict[str, Any]:

@@ -267,6 +267,7 @@ class Runner:
             timings=timings,
             thread_id=turn.thread_id,
             notes=notes,
+            covered=values.get("covered", True) is not False,
         )
 
     def _failure(self, turn: Turn, exc: BaseException, start: float) -> Final:

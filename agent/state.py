@@ -161,6 +161,7 @@ def fresh_turn(turn: TurnInput) -> dict[str, Any]:
         "answer": "",
         "sources": [],
         "grounded": False,
+        "covered": True,
         "degraded": RESET,
         "blocked": False,
         "pool": RESET,
@@ -214,6 +215,7 @@ class AgentState(TypedDict, total=False):
     answer: str
     sources: list[PoolItem]
     grounded: bool
+    covered: bool  # False: the documents do not answer the question, and the reply says so
     degraded: Annotated[bool, any_or_reset]  # the judge and a draft may both fall back
     notes: Annotated[list[str], extend_or_reset]
     llm_calls: Annotated[int, add_or_reset]

@@ -39,6 +39,7 @@ from bots.common import (
     startup_objects_frozen,
 )
 from bots.doctor import doctor
+from bots.evaluation.command import evaluate
 from bots.logs import configure_logging
 from bots.records import feedback, usage
 from bots.settings import BotConfigError, Settings
@@ -51,6 +52,7 @@ app = typer.Typer(
 )
 app.add_typer(bench_app, name="bench")
 app.command()(doctor)
+app.command("eval")(evaluate)
 app.command()(feedback)
 app.command()(usage)
 out = Console()

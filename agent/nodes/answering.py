@@ -75,13 +75,17 @@ def renumber(answer: str, items: list[PoolItem]) -> tuple[str, list[PoolItem]]:
 NOT_COVERED = 0.35
 
 
+def covered(state: AgentState, items: list[PoolItem]) -> bool:
+    """Whether the evidence answers the question, as far as the judge can tell."""
+    review = state.get("review")
+    return bool(items) and not (review is not None and review["score"] < NOT_COVERED)
+
+
 async def quote(state: AgentState, deps: Deps, items: list[PoolItem]) -> str:
     """The extractive answer: quoted sentences with [n] pointing into ``items``."""
     if not items:
         return replies.text("nothing_found", state["language"])
-    review = state.get("review")
-    uncovered = review is not None and review["score"] < NOT_COVERED
-    intro = replies.text("not_covered", state["language"]) if uncovered else None
+    intro = None if covered(state, items) else replies.text("not_covered", state["language"])
     hits = [hit_of(item) for item in items]
     answer = await asyncio.to_thread(
         functools.partial(extractive_answer, intro=intro),
@@ -111,8 +115,9 @@ async def generate(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
     else:
         report("write", language)
     emit({"type": "draft_start", "speculative": speculative})
+    found = {"covered": covered(state, items)}
     if deps.llms is None or not items:
-        return {"draft": await quote(state, deps, items), "draft_sources": items}
+        return {"draft": await quote(state, deps, items), "draft_sources": items} | found
     plan_tokens = TokenPlan.for_context(config.context_tokens)
     texts = fit_texts([item["text"] for item in items], plan_tokens.evidence)
     fitted = [item | {"text": text} for item, text in zip(items, texts, strict=False)]
@@ -137,10 +142,9 @@ async def generate(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
     try:
         text, usage = await stream_text(deps.llms.chat, messages, on_token)
     except LLMError as exc:
-        return {"draft": await quote(state, deps, items), "draft_sources": items} | degraded(
-            exc.kind
-        )
-    return {"draft": text, "draft_sources": items} | llm_used(usage, deps.llms.chat_name)
+        quoted = {"draft": await quote(state, deps, items), "draft_sources": items}
+        return quoted | found | degraded(exc.kind)
+    return {"draft": text, "draft_sources": items} | found | llm_used(usage, deps.llms.chat_name)
 
 
 def _accept(draft: str, items: list[PoolItem], check: Check | None) -> dict[str, Any]:
@@ -229,7 +233,7 @@ async def fallback(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
         return {"answer": replies.smalltalk(state["question"], language), "grounded": False}
     items = evidence(state, deps.config.evidence_chunks)
     if not items:
-        return {"answer": replies.text("nothing_found", language), "sources": []}
+        return {"answer": replies.text("nothing_found", language), "sources": [], "covered": False}
     quoted, cited = renumber(await quote(state, deps, items), items)
     answer = f"{replies.text('fallback_intro', language)}\n\n{quoted}"
     reason = state.get("feedback", "")

@@ -1,0 +1,1 @@
+"""``teamrag eval``: a team's own question set run through the real runner, scored."""

@@ -1,0 +1,152 @@
+"""``teamrag eval FILE``: measure the bot on a question set, the way users get answers."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tempfile
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from bots.common import err, export_tracing, fail, knowledge_base, settings_or_exit
+from bots.evaluation.faithfulness import FaithfulnessJudge
+from bots.evaluation.report import write_report
+from bots.evaluation.run import ask_all, ingest_documents
+from bots.evaluation.scoring import Row, row_dict, summarise
+from bots.evaluation.sets import Question, QuestionSetError, load_question_set, sample
+from bots.settings import Settings
+from bots.wiring import build_llms, open_runner
+
+out = Console()
+
+
+def _bar() -> Progress:
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+    )
+
+
+def _print_row(n: int, row: Row) -> None:
+    marks = {None: "-", True: "✓", False: "✗"}
+    out.print(
+        f"{n:>4} {row.route:<10} contains {marks[row.contains]} cited {marks[row.cited]} "
+        f"rank {row.retrieved_rank or '-':>2} {row.latency_ms:>7.0f} ms  "
+        f"{' '.join(row.question.split())[:70]}",
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
+def evaluate(
+    file: Annotated[Path, typer.Argument(help="JSONL questions, or a SQuAD-format JSON file.")],
+    limit: Annotated[
+        int | None, typer.Option(min=1, help="Ask N questions drawn at random (see --seed).")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Which random sample --limit draws.")] = 1,
+    k: Annotated[int, typer.Option("--k", min=1, max=50, help="Retrieval hit@k.")] = 5,
+    report: Annotated[
+        Path | None, typer.Option(help="Also write a report: .html, or Markdown otherwise.")
+    ] = None,
+    data_dir: Annotated[
+        Path | None,
+        typer.Option(help="SQuAD files: keep their index here (a re-run skips ingestion)."),
+    ] = None,
+    faithfulness: Annotated[
+        bool, typer.Option(help="With an LLM: judge whether each claim is in the cited sources.")
+    ] = False,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print the summary and rows as one JSON object.")
+    ] = False,
+) -> None:
+    """Ask every question through the real agent and score retrieval, answers and routes.
+
+    A JSONL file is asked against the configured knowledge base. A SQuAD file's paragraphs
+    are ingested first into a separate index (a temporary folder, or --data-dir), one
+    document per paragraph, with the current settings otherwise.
+    """
+    try:
+        question_set = load_question_set(file)
+    except QuestionSetError as exc:
+        raise fail(str(exc), 2) from None
+    questions = sample(question_set.questions, limit, seed)
+    # Every answer comes from the code as it is now: the answer cache would replay answers
+    # kept by an earlier run (or by the bots, on the team's knowledge base).
+    settings = settings_or_exit().model_copy(update={"cache": False})
+    with tempfile.TemporaryDirectory(prefix="teamrag-eval-") as tmp:
+        if question_set.documents:
+            root = data_dir or Path(tmp)
+            settings = settings.model_copy(update={"data_dir": root / "index"})
+        rows = _evaluate(
+            settings, question_set.documents, questions, k, faithfulness, show_rows=not json_out
+        )
+    summary = {"file": file.name, "mode": "llm" if build_llms(settings) else "extractive"}
+    summary |= summarise(rows, k)
+    if json_out:
+        rows_out = [row_dict(r) for r in rows]
+        print(json.dumps({"summary": summary, "rows": rows_out}, ensure_ascii=False))
+    else:
+        out.print()
+        for key, value in summary.items():
+            out.print(f"{key:>24}: {value}", highlight=False)
+    if report is not None:
+        write_report(report, f"teamrag eval: {file.name}", summary, rows)
+        err.print(f"report written to {report}")
+
+
+def _evaluate(
+    settings: Settings,
+    documents: dict[str, str],
+    questions: list[Question],
+    k: int,
+    faithfulness: bool,
+    *,
+    show_rows: bool,
+) -> list[Row]:
+    export_tracing(settings)
+    with knowledge_base(settings) as kb:
+        if documents:
+            root = settings.data_dir.parent
+            with _bar() as bar:
+                task = bar.add_task("ingesting", total=len(documents))
+                ingest_documents(
+                    kb,
+                    root / "docs",
+                    documents,
+                    lambda done, total: bar.update(task, completed=done, total=total),
+                )
+        elif kb.catalog.chunk_count() == 0:
+            raise fail(
+                f"the knowledge base in {settings.data_dir} is empty: run `teamrag ingest PATH` "
+                "first, or give a SQuAD file whose paragraphs eval ingests itself"
+            )
+
+        async def run() -> list[Row]:
+            async with open_runner(settings, kb) as runner:
+                await runner.warm_up()
+                llms = runner.deps.llms
+                judge = None
+                if faithfulness:
+                    if llms is None:
+                        err.print("--faithfulness needs an LLM (OPENAI_API_KEY); skipped")
+                    else:
+                        judge = FaithfulnessJudge(llms.fast, kb)
+                with _bar() as bar:
+                    task = bar.add_task("asking", total=len(questions))
+
+                    def progress(row: Row) -> None:
+                        bar.advance(task)
+                        if show_rows:
+                            _print_row(int(bar.tasks[0].completed), row)
+
+                    return await ask_all(runner, kb, questions, k=k, judge=judge, progress=progress)
+
+        return asyncio.run(run())

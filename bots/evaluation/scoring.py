@@ -1,0 +1,133 @@
+"""Score one answered question, and a whole run.
+
+A *hit* is a retrieved or cited passage from the expected source; an answer *contains*
+the expected text when, ignoring case, spaces, punctuation and citation markers, the
+answer's text includes it (the KorQuAD and SQuAD scripts normalise the same way).
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+import unicodedata
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import PurePath
+from typing import Any
+
+from agent.events import Final
+from bots.evaluation.sets import Question
+
+_CITATION = re.compile(r"\[\d{1,2}\]")
+
+
+def normalise(text: str) -> str:
+    text = unicodedata.normalize("NFKC", _CITATION.sub(" ", text)).lower()
+    return "".join(c for c in text if not (c.isspace() or unicodedata.category(c)[0] in "PS"))
+
+
+def contains_answer(answer: str, expected: list[str]) -> bool:
+    body = normalise(answer)
+    return any(normalise(e) and normalise(e) in body for e in expected)
+
+
+def matches_source(expected: str, source: str, title: str = "", link: str | None = None) -> bool:
+    """Whether a passage's source is the expected one: the same file name (with or without
+    its extension), or the expected text inside its path, title or link."""
+    if not expected:
+        return False
+    wanted = expected.strip().lower()
+    stem = PurePath(source).stem.lower()
+    if wanted in (stem, PurePath(source).name.lower()):
+        return True
+    if re.fullmatch(r"[\w-]+", wanted):
+        # A bare name must be the whole file name or title: paragraph p00001 is not p000012.
+        return wanted == title.strip().lower()
+    return any(wanted in h for h in (source.lower(), title.lower(), (link or "").lower()))
+
+
+@dataclass(frozen=True)
+class Row:
+    question: str
+    expected: str
+    route: str
+    answer: str
+    retrieved_rank: int | None  # 1-based rank of the first passage from the expected source
+    contains: bool | None  # None: the question has no expected answer
+    cited: bool | None  # None: the question names no source
+    covered: bool
+    latency_ms: float
+    llm_calls: int
+    sources: list[str] = field(default_factory=list)
+    faithfulness: float | None = None
+
+
+def score(
+    question: Question, final: Final, retrieved: list[tuple[str, str, str | None]], ms: float
+) -> Row:
+    rank = None
+    if question.source:
+        for i, (source, title, link) in enumerate(retrieved, start=1):
+            if matches_source(question.source, source, title, link):
+                rank = i
+                break
+    cited = None
+    if question.source:
+        cited = any(
+            matches_source(question.source, s.source, s.title, s.link) for s in final.sources
+        )
+    return Row(
+        question=question.text,
+        expected=question.answers[0] if question.answers else "",
+        route=final.route,
+        answer=final.answer,
+        retrieved_rank=rank,
+        contains=contains_answer(final.answer, question.answers) if question.answers else None,
+        cited=cited,
+        covered=final.covered,
+        latency_ms=round(ms, 1),
+        llm_calls=final.llm_calls,
+        sources=[f"{s.source} {s.locator}".strip() for s in final.sources],
+    )
+
+
+BYPASS_ROUTES = ("smalltalk", "tools", "memory", "blocked")
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))], 1)
+
+
+def _share(flags: list[bool | None]) -> float | None:
+    known = [f for f in flags if f is not None]
+    return round(sum(known) / len(known), 4) if known else None
+
+
+def summarise(rows: list[Row], k: int) -> dict[str, Any]:
+    latencies = [r.latency_ms for r in rows]
+    ranks = [r.retrieved_rank for r in rows if r.cited is not None]
+    faithful = [r.faithfulness for r in rows if r.faithfulness is not None]
+    summary: dict[str, Any] = {
+        "questions": len(rows),
+        f"hit@{k}": round(sum(1 for r in ranks if r is not None and r <= k) / len(ranks), 4)
+        if ranks
+        else None,
+        "hit@1": round(sum(1 for r in ranks if r == 1) / len(ranks), 4) if ranks else None,
+        "answer_contains": _share([r.contains for r in rows]),
+        "cited_expected_source": _share([r.cited for r in rows]),
+        "not_covered": sum(1 for r in rows if not r.covered),
+        "bypassed": sum(1 for r in rows if r.route in BYPASS_ROUTES),
+        "routes": dict(Counter(r.route for r in rows).most_common()),
+        "latency_p50_ms": round(statistics.median(latencies), 1) if latencies else 0.0,
+        "latency_p95_ms": percentile(latencies, 0.95),
+        "llm_calls": sum(r.llm_calls for r in rows),
+        "faithfulness": round(sum(faithful) / len(faithful), 4) if faithful else None,
+    }
+    return summary
+
+
+def row_dict(row: Row) -> dict[str, Any]:
+    return asdict(row)
