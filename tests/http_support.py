@@ -90,9 +90,7 @@ async def serve_app(app: FastAPI) -> AsyncIterator[str]:
 
 
 @asynccontextmanager
-async def http_service(
-    kb: KnowledgeBase, settings: Settings
-) -> AsyncIterator[Service]:
+async def http_service(kb: KnowledgeBase, settings: Settings) -> AsyncIterator[Service]:
     async with (
         open_chat_services(settings, kb) as services,
         open_http_app(settings, services, kb) as app,

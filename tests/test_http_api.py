@@ -56,21 +56,26 @@ async def test_a_question_gets_a_cited_answer_in_a_new_conversation(
 async def test_a_follow_up_continues_the_conversation(
     sample_kb: KnowledgeBase, tmp_path: Path
 ) -> None:
-    async with http_service(sample_kb, http_settings(tmp_path)) as service:
-        async with service.client(service.add_user("minji")) as client:
-            first = (await client.post("/api/chat", json={"query": QUESTION})).json()
-            conversation = first["conversation_id"]
-            second = (
-                await client.post(
-                    "/api/chat",
-                    json={"query": "When is the on-call handover?", "conversation_id": conversation},
-                )
-            ).json()
-            assert second["conversation_id"] == conversation
-            detail = (await client.get(f"/api/conversations/{conversation}")).json()
-            assert [m["role"] for m in detail["messages"]] == ["user", "assistant"] * 2
-            listed = (await client.get("/api/conversations")).json()
-            assert len(listed["items"]) == 1
+    async with (
+        http_service(sample_kb, http_settings(tmp_path)) as service,
+        service.client(service.add_user("minji")) as client,
+    ):
+        first = (await client.post("/api/chat", json={"query": QUESTION})).json()
+        conversation = first["conversation_id"]
+        second = (
+            await client.post(
+                "/api/chat",
+                json={
+                    "query": "When is the on-call handover?",
+                    "conversation_id": conversation,
+                },
+            )
+        ).json()
+        assert second["conversation_id"] == conversation
+        detail = (await client.get(f"/api/conversations/{conversation}")).json()
+        assert [m["role"] for m in detail["messages"]] == ["user", "assistant"] * 2
+        listed = (await client.get("/api/conversations")).json()
+        assert len(listed["items"]) == 1
 
 
 async def test_every_auth_failure_is_401_with_the_reason(
@@ -131,22 +136,22 @@ async def test_password_sign_in_gives_a_working_token(
 
 async def test_bad_input_is_422_with_the_reason(sample_kb: KnowledgeBase, tmp_path: Path) -> None:
     settings = http_settings(tmp_path, max_input_chars=200)
-    async with http_service(sample_kb, settings) as service:
-        async with service.client(service.add_user("minji")) as client:
-            empty = await client.post("/api/chat", json={"query": "   "})
-            assert empty.status_code == 422 and "empty" in empty.json()["detail"]
-            long = await client.post("/api/chat", json={"query": "가" * 201})
-            assert long.status_code == 422
-            assert "201 characters" in long.json()["detail"]
-            assert "TEAMRAG_MAX_INPUT_CHARS" in long.json()["detail"]
-            missing = await client.post("/api/chat", json={"question": "hi"})
-            assert missing.status_code == 422 and "query" in missing.json()["detail"]
-            unknown = await client.post(
-                "/api/chat", json={"query": "hi", "conversation_id": "nope"}
-            )
-            assert unknown.status_code == 404
-            # Nothing was created by the refused questions.
-            assert (await client.get("/api/conversations")).json()["items"] == []
+    async with (
+        http_service(sample_kb, settings) as service,
+        service.client(service.add_user("minji")) as client,
+    ):
+        empty = await client.post("/api/chat", json={"query": "   "})
+        assert empty.status_code == 422 and "empty" in empty.json()["detail"]
+        long = await client.post("/api/chat", json={"query": "가" * 201})
+        assert long.status_code == 422
+        assert "201 characters" in long.json()["detail"]
+        assert "TEAMRAG_MAX_INPUT_CHARS" in long.json()["detail"]
+        missing = await client.post("/api/chat", json={"question": "hi"})
+        assert missing.status_code == 422 and "query" in missing.json()["detail"]
+        unknown = await client.post("/api/chat", json={"query": "hi", "conversation_id": "nope"})
+        assert unknown.status_code == 404
+        # Nothing was created by the refused questions.
+        assert (await client.get("/api/conversations")).json()["items"] == []
 
 
 async def test_over_the_limit_is_429_with_retry_after(
@@ -167,93 +172,99 @@ async def test_over_the_limit_is_429_with_retry_after(
 
 
 async def test_another_users_conversation_is_404(sample_kb: KnowledgeBase, tmp_path: Path) -> None:
-    async with http_service(sample_kb, http_settings(tmp_path)) as service:
-        async with (
-            service.client(service.add_user("minji")) as minji,
-            service.client(service.add_user("jisoo")) as jisoo,
-        ):
-            answer = (await minji.post("/api/chat", json={"query": QUESTION})).json()
-            theirs = f"/api/conversations/{answer['conversation_id']}"
-            assert (await jisoo.get(theirs)).status_code == 404
-            assert (await jisoo.patch(theirs, json={"title": "mine"})).status_code == 404
-            assert (await jisoo.delete(theirs)).status_code == 404
-            follow = await jisoo.post(
-                "/api/chat", json={"query": "hi", "conversation_id": answer["conversation_id"]}
-            )
-            assert follow.status_code == 404
-            vote = await jisoo.post(
-                "/api/feedback", json={"message_id": answer["message_id"], "rating": "down"}
-            )
-            assert vote.status_code == 404
-            assert (await jisoo.get("/api/conversations")).json()["items"] == []
-            # Still there for its owner.
-            assert (await minji.get(theirs)).status_code == 200
+    async with (
+        http_service(sample_kb, http_settings(tmp_path)) as service,
+        service.client(service.add_user("minji")) as minji,
+        service.client(service.add_user("jisoo")) as jisoo,
+    ):
+        answer = (await minji.post("/api/chat", json={"query": QUESTION})).json()
+        theirs = f"/api/conversations/{answer['conversation_id']}"
+        assert (await jisoo.get(theirs)).status_code == 404
+        assert (await jisoo.patch(theirs, json={"title": "mine"})).status_code == 404
+        assert (await jisoo.delete(theirs)).status_code == 404
+        follow = await jisoo.post(
+            "/api/chat", json={"query": "hi", "conversation_id": answer["conversation_id"]}
+        )
+        assert follow.status_code == 404
+        vote = await jisoo.post(
+            "/api/feedback", json={"message_id": answer["message_id"], "rating": "down"}
+        )
+        assert vote.status_code == 404
+        assert (await jisoo.get("/api/conversations")).json()["items"] == []
+        # Still there for its owner.
+        assert (await minji.get(theirs)).status_code == 200
 
 
 async def test_rename_delete_and_pages(sample_kb: KnowledgeBase, tmp_path: Path) -> None:
-    async with http_service(sample_kb, http_settings(tmp_path)) as service:
-        async with service.client(service.add_user("minji")) as client:
-            ids = []
-            for n in range(3):
-                body = (await client.post("/api/chat", json={"query": f"안녕 {n}"})).json()
-                ids.append(body["conversation_id"])
-            page = (await client.get("/api/conversations", params={"limit": 2})).json()
-            assert [c["id"] for c in page["items"]] == [ids[2], ids[1]]  # newest first
-            assert page["next_offset"] == 2
-            rest = (await client.get("/api/conversations", params={"limit": 2, "offset": 2})).json()
-            assert [c["id"] for c in rest["items"]] == [ids[0]] and rest["next_offset"] is None
-            renamed = await client.patch(f"/api/conversations/{ids[0]}", json={"title": "백업 질문"})
-            assert renamed.status_code == 200 and renamed.json()["title"] == "백업 질문"
-            blank = await client.patch(f"/api/conversations/{ids[0]}", json={"title": ""})
-            assert blank.status_code == 422
-            assert (await client.delete(f"/api/conversations/{ids[1]}")).status_code == 204
-            assert (await client.get(f"/api/conversations/{ids[1]}")).status_code == 404
-            left = (await client.get("/api/conversations")).json()["items"]
-            assert {c["id"] for c in left} == {ids[0], ids[2]}
+    async with (
+        http_service(sample_kb, http_settings(tmp_path)) as service,
+        service.client(service.add_user("minji")) as client,
+    ):
+        ids = []
+        for n in range(3):
+            body = (await client.post("/api/chat", json={"query": f"안녕 {n}"})).json()
+            ids.append(body["conversation_id"])
+        page = (await client.get("/api/conversations", params={"limit": 2})).json()
+        assert [c["id"] for c in page["items"]] == [ids[2], ids[1]]  # newest first
+        assert page["next_offset"] == 2
+        rest = (await client.get("/api/conversations", params={"limit": 2, "offset": 2})).json()
+        assert [c["id"] for c in rest["items"]] == [ids[0]] and rest["next_offset"] is None
+        renamed = await client.patch(f"/api/conversations/{ids[0]}", json={"title": "백업 질문"})
+        assert renamed.status_code == 200 and renamed.json()["title"] == "백업 질문"
+        blank = await client.patch(f"/api/conversations/{ids[0]}", json={"title": ""})
+        assert blank.status_code == 422
+        assert (await client.delete(f"/api/conversations/{ids[1]}")).status_code == 204
+        assert (await client.get(f"/api/conversations/{ids[1]}")).status_code == 404
+        left = (await client.get("/api/conversations")).json()["items"]
+        assert {c["id"] for c in left} == {ids[0], ids[2]}
 
 
 async def test_a_streamed_turn_sends_progress_then_final_in_order(
     sample_kb: KnowledgeBase, tmp_path: Path
 ) -> None:
-    async with http_service(sample_kb, http_settings(tmp_path)) as service:
-        async with service.client(service.add_user("minji")) as client:
-            response = await client.post("/api/chat", json={"query": QUESTION, "stream": True})
-            assert response.headers["content-type"].startswith("text/event-stream")
-            events = parse_sse(response.text)
-            names = [name for name, _ in events]
-            assert names[0] == "progress" and names[-1] == "final"
-            assert names.count("final") == 1
-            assert set(names) <= {"progress", "token", "final"}
-            assert all({"stage", "text"} <= set(d) for n, d in events if n == "progress")
-            final = events[-1][1]
-            assert final["sources"] and final["message_id"]
-            # Accept: text/event-stream asks for the same stream.
-            again = await client.post(
-                "/api/chat",
-                json={"query": "hello", "conversation_id": final["conversation_id"]},
-                headers={"Accept": "text/event-stream"},
-            )
-            assert parse_sse(again.text)[-1][0] == "final"
+    async with (
+        http_service(sample_kb, http_settings(tmp_path)) as service,
+        service.client(service.add_user("minji")) as client,
+    ):
+        response = await client.post("/api/chat", json={"query": QUESTION, "stream": True})
+        assert response.headers["content-type"].startswith("text/event-stream")
+        events = parse_sse(response.text)
+        names = [name for name, _ in events]
+        assert names[0] == "progress" and names[-1] == "final"
+        assert names.count("final") == 1
+        assert set(names) <= {"progress", "token", "final"}
+        assert all({"stage", "text"} <= set(d) for n, d in events if n == "progress")
+        final = events[-1][1]
+        assert final["sources"] and final["message_id"]
+        # Accept: text/event-stream asks for the same stream.
+        again = await client.post(
+            "/api/chat",
+            json={"query": "hello", "conversation_id": final["conversation_id"]},
+            headers={"Accept": "text/event-stream"},
+        )
+        assert parse_sse(again.text)[-1][0] == "final"
 
 
 async def test_a_client_that_leaves_mid_stream_does_not_lose_the_turn(
     sample_kb: KnowledgeBase, tmp_path: Path
 ) -> None:
-    async with http_service(sample_kb, http_settings(tmp_path)) as service:
-        async with service.client(service.add_user("minji")) as client:
-            async with client.stream(
-                "POST", "/api/chat", json={"query": QUESTION, "stream": True}
-            ) as response:
-                async for line in response.aiter_lines():
-                    if line.startswith("event: progress"):
-                        break  # the tab is closed after the first step
-            await service.app.state.turns.drain()
-            listed = (await client.get("/api/conversations")).json()["items"]
-            detail = (await client.get(f"/api/conversations/{listed[0]['id']}")).json()
-            assert [m["role"] for m in detail["messages"]] == ["user", "assistant"]
-            assert detail["messages"][1]["sources"]
-            # And the service still answers.
-            assert (await client.post("/api/chat", json={"query": "hello"})).status_code == 200
+    async with (
+        http_service(sample_kb, http_settings(tmp_path)) as service,
+        service.client(service.add_user("minji")) as client,
+    ):
+        async with client.stream(
+            "POST", "/api/chat", json={"query": QUESTION, "stream": True}
+        ) as response:
+            async for line in response.aiter_lines():
+                if line.startswith("event: progress"):
+                    break  # the tab is closed after the first step
+        await service.app.state.turns.drain()
+        listed = (await client.get("/api/conversations")).json()["items"]
+        detail = (await client.get(f"/api/conversations/{listed[0]['id']}")).json()
+        assert [m["role"] for m in detail["messages"]] == ["user", "assistant"]
+        assert detail["messages"][1]["sources"]
+        # And the service still answers.
+        assert (await client.post("/api/chat", json={"query": "hello"})).status_code == 200
 
 
 async def test_feedback_and_usage(sample_kb: KnowledgeBase, tmp_path: Path) -> None:
@@ -263,7 +274,11 @@ async def test_feedback_and_usage(sample_kb: KnowledgeBase, tmp_path: Path) -> N
             answer = (await client.post("/api/chat", json={"query": QUESTION})).json()
             vote = await client.post(
                 "/api/feedback",
-                json={"message_id": answer["message_id"], "rating": "down", "comment": "출처가 오래됨"},
+                json={
+                    "message_id": answer["message_id"],
+                    "rating": "down",
+                    "comment": "출처가 오래됨",
+                },
             )
             assert vote.status_code == 200
             bad = await client.post("/api/feedback", json={"message_id": "x", "rating": "meh"})
@@ -294,21 +309,20 @@ async def test_conversations_survive_a_restart(sample_kb: KnowledgeBase, tmp_pat
         token = service.add_user("minji")
         async with service.client(token) as client:
             answer = (await client.post("/api/chat", json={"query": QUESTION})).json()
-    async with http_service(sample_kb, settings) as service:
-        async with service.client(token) as client:
-            detail = await client.get(f"/api/conversations/{answer['conversation_id']}")
-            assert detail.status_code == 200
-            assert detail.json()["messages"][1]["content"] == answer["response"]
+    async with http_service(sample_kb, settings) as service, service.client(token) as client:
+        detail = await client.get(f"/api/conversations/{answer['conversation_id']}")
+        assert detail.status_code == 200
+        assert detail.json()["messages"][1]["content"] == answer["response"]
 
 
 async def test_ops_endpoints_and_docs(sample_kb: KnowledgeBase, tmp_path: Path) -> None:
-    async with http_service(sample_kb, http_settings(tmp_path)) as service:
-        async with httpx.AsyncClient(base_url=service.url) as client:
-            assert (await client.get("/healthz")).text == "ok"
-            assert (await client.get("/readyz")).json()["ready"] is True
-            assert "teamrag_" in (await client.get("/metrics")).text
-            schema = (await client.get("/openapi.json")).json()
-            assert {"/api/chat", "/api/conversations", "/v1/chat/completions"} <= set(
-                schema["paths"]
-            )
-            assert (await client.get("/docs")).status_code == 200
+    async with (
+        http_service(sample_kb, http_settings(tmp_path)) as service,
+        httpx.AsyncClient(base_url=service.url) as client,
+    ):
+        assert (await client.get("/healthz")).text == "ok"
+        assert (await client.get("/readyz")).json()["ready"] is True
+        assert "teamrag_" in (await client.get("/metrics")).text
+        schema = (await client.get("/openapi.json")).json()
+        assert {"/api/chat", "/api/conversations", "/v1/chat/completions"} <= set(schema["paths"])
+        assert (await client.get("/docs")).status_code == 200
