@@ -85,11 +85,14 @@ def _usage(counts: dict[str, Any]) -> Usage:
     return Usage(int(counts.get("prompt_tokens", 0)), int(counts.get("completion_tokens", 0)))
 
 
-def _answering_model(by_model: dict[str, Usage]) -> str:
-    """The model that wrote the most (the answer: routing and checks write short JSON)."""
+def _answering_model(by_model: dict[str, Usage], chat_model: str | None) -> str:
+    """The model that wrote the answer: the chat model when it was used; else the one that
+    wrote the most (a smalltalk reply comes from the fast model's routing call)."""
     written = {m: u for m, u in by_model.items() if u.completion_tokens or u.prompt_tokens}
     if not written:
         return ""
+    if chat_model in written:
+        return chat_model
     return max(written, key=lambda m: (written[m].completion_tokens, written[m].prompt_tokens, m))
 
 
@@ -280,7 +283,7 @@ class Runner:
             notes=notes,
             complexity=str(values.get("complexity") or "") if routed else "",
             confidence=float(values.get("route_confidence") or 0.0) if routed else 0.0,
-            model=_answering_model(by_model),
+            model=_answering_model(by_model, self.deps.llms.chat_name if self.deps.llms else None),
         )
 
     def _failure(self, turn: Turn, exc: BaseException, start: float) -> Final:
