@@ -11,10 +11,12 @@ from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from fastapi.security import OAuth2PasswordRequestForm
 
+from adapters.chat.phrases import phrase
 from adapters.http.schemas import ChatRequest, ChatResponse, TokenResponse
 from adapters.http.security import CurrentAccount, context
 from adapters.http.turns import HttpTurns, LiveTurn, TurnRefused
 from agent.events import Progress, Token
+from agent.language import detect_language
 
 router = APIRouter(prefix="/api", tags=["chat"])
 
@@ -52,7 +54,21 @@ def sse(event: str, data: Any) -> bytes:
 
 
 async def sse_events(live: LiveTurn) -> AsyncIterator[bytes]:
-    """progress, token, then final; the stream ends after the final."""
+    """progress, token, then final; the stream ends after the final.
+
+    The first step is sent at once, before the agent's own first step (which waits for
+    the question to be stored and analysed): the asker sees within milliseconds that the
+    question was taken, and which conversation it is in, as the Slack reply opens with
+    "Thinking…".
+    """
+    yield sse(
+        "progress",
+        {
+            "stage": "accepted",
+            "text": phrase("thinking", detect_language(live.query)),
+            "conversation_id": live.conversation.id,
+        },
+    )
     async for event in live.stream():
         if isinstance(event, Progress):
             yield sse("progress", {"stage": event.stage, "text": event.text})

@@ -52,6 +52,12 @@ class Message:
     meta: dict[str, Any] = field(default_factory=dict)
 
 
+def unsaved(owner: str, title: str) -> Conversation:
+    """A new conversation, not stored yet (its first turn stores it)."""
+    now = time.time()
+    return Conversation(new_id(), owner, title[:200], now, now)
+
+
 def _conversation(row: RowMapping) -> Conversation:
     return Conversation(
         row["id"], row["owner"], row["title"], float(row["created_at"]), float(row["updated_at"])
@@ -70,6 +76,37 @@ def _message(row: RowMapping) -> Message:
     )
 
 
+def _insert(conn: Connection, made: Conversation) -> None:
+    conn.execute(
+        conversations.insert().values(
+            id=made.id,
+            owner=made.owner,
+            title=made.title,
+            created_at=made.created_at,
+            updated_at=made.updated_at,
+        )
+    )
+
+
+def _insert_message(conn: Connection, message: Message) -> None:
+    conn.execute(
+        messages.insert().values(
+            id=message.id,
+            conversation_id=message.conversation_id,
+            role=message.role,
+            content=message.content,
+            sources=json.dumps(message.sources, ensure_ascii=False),
+            meta=json.dumps(message.meta, ensure_ascii=False),
+            created_at=message.created_at,
+        )
+    )
+    conn.execute(
+        conversations.update()
+        .where(conversations.c.id == message.conversation_id)
+        .values(updated_at=message.created_at)
+    )
+
+
 def _owned(conversation_id: str, owner: str) -> sa.ColumnElement[bool]:
     return sa.and_(conversations.c.id == conversation_id, conversations.c.owner == owner)
 
@@ -78,25 +115,22 @@ class ConversationStore:
     def __init__(self, db: Database) -> None:
         self.db = db
 
-    async def create(
-        self, owner: str, title: str, conversation_id: str | None = None
-    ) -> Conversation:
-        now = time.time()
-        made = Conversation(conversation_id or new_id(), owner, title[:200], now, now)
+    async def create(self, owner: str, title: str) -> Conversation:
+        made = unsaved(owner, title)
+        await self.db.run(lambda conn: _insert(conn, made))
+        return made
+
+    async def add_question(
+        self, conversation: Conversation, question: Message, *, new: bool
+    ) -> None:
+        """Store a question, and its conversation first when it is ``new`` (one transaction)."""
 
         def insert(conn: Connection) -> None:
-            conn.execute(
-                conversations.insert().values(
-                    id=made.id,
-                    owner=owner,
-                    title=made.title,
-                    created_at=now,
-                    updated_at=now,
-                )
-            )
+            if new:
+                _insert(conn, conversation)
+            _insert_message(conn, question)
 
         await self.db.run(insert)
-        return made
 
     async def get(self, conversation_id: str, owner: str) -> Conversation | None:
         def select(conn: Connection) -> Conversation | None:
@@ -133,25 +167,7 @@ class ConversationStore:
         return await self.db.run(select)
 
     async def add_message(self, message: Message) -> None:
-        def insert(conn: Connection) -> None:
-            conn.execute(
-                messages.insert().values(
-                    id=message.id,
-                    conversation_id=message.conversation_id,
-                    role=message.role,
-                    content=message.content,
-                    sources=json.dumps(message.sources, ensure_ascii=False),
-                    meta=json.dumps(message.meta, ensure_ascii=False),
-                    created_at=message.created_at,
-                )
-            )
-            conn.execute(
-                conversations.update()
-                .where(conversations.c.id == message.conversation_id)
-                .values(updated_at=message.created_at)
-            )
-
-        await self.db.run(insert)
+        await self.db.run(lambda conn: _insert_message(conn, message))
 
     async def message_owner(self, message_id: str) -> tuple[str, str] | None:
         """(owner, role) of a message, or None when there is no such message."""

@@ -6,14 +6,17 @@ in a ``teamrag_http_schema`` table: each entry of :data:`MIGRATIONS` runs once, 
 order, in its own transaction, so a later release adds a column with one more entry
 instead of asking anyone to drop their data.
 
-Calls are synchronous (SQLAlchemy Core) and run in a worker thread (:meth:`Database.run`):
-a slow disk or a busy Postgres must not stall the event loop streaming other answers.
+Calls are synchronous (SQLAlchemy Core) and run in the database's own few threads
+(:meth:`Database.run`): a slow disk or a busy Postgres must not stall the event loop
+streaming other answers, and a request's small reads and writes must not queue behind
+the searches and embeddings of fifty answers under way in the default pool.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -119,7 +122,8 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
 class Database:
     """One engine, migrated to the latest schema on open."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, threads: int = 4) -> None:
+        self._pool = ThreadPoolExecutor(threads, thread_name_prefix="teamrag-db")
         if url.startswith("sqlite:///"):
             Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
             self.engine: Engine = sa.create_engine(url, connect_args={"check_same_thread": False})
@@ -145,12 +149,17 @@ class Database:
         return len(MIGRATIONS)
 
     async def run(self, work: Callable[[Connection], T]) -> T:
-        """``work`` in one transaction, in a worker thread."""
-        return await asyncio.to_thread(self.transaction, work)
+        """``work`` in one transaction, in one of the database's threads."""
+        return await self.call(self.transaction, work)
+
+    async def call(self, function: Callable[..., T], *args: Any) -> T:
+        """A blocking call that uses the database, in one of its threads."""
+        return await asyncio.get_running_loop().run_in_executor(self._pool, function, *args)
 
     def transaction(self, work: Callable[[Connection], T]) -> T:
         with self.engine.begin() as conn:
             return work(conn)
 
     def close(self) -> None:
+        self._pool.shutdown(wait=True)
         self.engine.dispose()

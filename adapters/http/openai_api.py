@@ -108,7 +108,7 @@ async def _start(request: Request, account: Account, body: CompletionRequest) ->
     if conversation is None:
         first = next((text for role, text in talk if role == "user"), query)
         conversation = await store.create(account.name, title_of(first))
-    live = await chat.start(account, query, conversation)
+    live = chat.start(account, query, conversation)
     live.history = [*earlier, ("user", query)]
     # Remembered when the answer is ready, whether or not the client is still there.
     task = asyncio.create_task(_remember_answer(request, account, live))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request
@@ -40,7 +39,7 @@ async def current_account(
         name = ctx.tokens.account_of(credentials.credentials)
     except TokenError as exc:
         raise unauthorized(str(exc)) from None
-    account = await asyncio.to_thread(ctx.accounts.get, name)
+    account = await ctx.accounts.db.call(ctx.accounts.get, name)
     if account is None:
         raise unauthorized(f"the account {name!r} no longer exists")
     if account.disabled:

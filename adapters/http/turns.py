@@ -21,7 +21,7 @@ from adapters.chat.feedback import remember_for_buttons
 from adapters.chat.ratelimit import refusal
 from adapters.http.accounts import Account
 from adapters.http.context import PLATFORM, WORKSPACE, HttpContext
-from adapters.http.conversations import Conversation, Message, new_id, title_of
+from adapters.http.conversations import Conversation, Message, new_id, title_of, unsaved
 from adapters.http.schemas import chat_response, source_out, unanswered
 from agent import replies
 from agent.events import Event, Final, Progress, Token, Turn
@@ -46,6 +46,7 @@ class LiveTurn:
 
     conversation: Conversation
     query: str
+    new: bool = False  # the conversation is stored with this turn's question
     events: asyncio.Queue[Event | None] = field(default_factory=asyncio.Queue)
     response: asyncio.Future[dict[str, Any]] = field(
         default_factory=lambda: asyncio.get_running_loop().create_future()
@@ -89,10 +90,11 @@ class HttpTurns:
 
     async def conversation(
         self, account: Account, conversation_id: str | None, query: str
-    ) -> Conversation:
+    ) -> Conversation | None:
+        """The caller's conversation; None when a new one is to be started."""
         store = self.ctx.conversations
         if conversation_id is None:
-            return await store.create(account.name, title_of(query))
+            return None
         found = await store.get(conversation_id, account.name)
         if found is None:
             raise TurnRefused(
@@ -100,12 +102,12 @@ class HttpTurns:
             )
         return found
 
-    async def start(self, account: Account, query: str, conversation: Conversation) -> LiveTurn:
-        """Store the question and run the turn in the background."""
-        now = time.time()
-        await self.ctx.conversations.add_message(
-            Message(new_id(), conversation.id, "user", query, now)
-        )
+    def start(self, account: Account, query: str, conversation: Conversation | None) -> LiveTurn:
+        """Run the turn in the background; it stores the question first (and a new
+        conversation, titled with the question), so the caller can answer at once."""
+        new = conversation is None
+        if conversation is None:
+            conversation = unsaved(account.name, title_of(query))
         turn = Turn(
             text=query,
             platform=PLATFORM,
@@ -116,7 +118,7 @@ class HttpTurns:
             message_id=new_id(),
             scopes=account.turn_scopes,
         )
-        live = LiveTurn(conversation, query)
+        live = LiveTurn(conversation, query, new)
         task = asyncio.create_task(self._drive(live, turn))
         self._running.add(task)
         task.add_done_callback(self._running.discard)
@@ -127,9 +129,24 @@ class HttpTurns:
         text = self.check_query(query)
         await self.admit(account, text)
         conversation = await self.conversation(account, conversation_id, text)
-        return await self.start(account, text, conversation)
+        return self.start(account, text, conversation)
 
     async def _drive(self, live: LiveTurn, turn: Turn) -> None:
+        try:
+            question = Message(new_id(), live.conversation.id, "user", turn.text, time.time())
+            await self.ctx.conversations.add_question(live.conversation, question, new=live.new)
+        except Exception as exc:  # not run: an answer nobody could find again is worse
+            log.exception("could not store the question in %s", live.conversation.id)
+            self.ctx.services.count_error("http_store")
+            reason = f"the conversation could not be saved ({type(exc).__name__}); ask again"
+            final = _failed(turn, reason)
+            live.final = final
+            live.response.set_result(chat_response(turn.text, final, live.conversation.id, ""))
+            live.events.put_nowait(None)
+            return
+        await self._run(live, turn)
+
+    async def _run(self, live: LiveTurn, turn: Turn) -> None:
         final: Final | None = None
         try:
             async for event in self.ctx.services.run(turn):
