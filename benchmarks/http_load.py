@@ -154,7 +154,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     db = Database.open(None, folder / "data")
     accounts, issuer = AccountStore(db), Tokens(SECRET)
     tokens = []
-    for i in range(args.conversations):
+    for i in range(max(2, args.conversations)):  # the warm-up wave has two
         accounts.add(f"user{i:03d}")
         tokens.append(issuer.issue(f"user{i:03d}"))
     db.close()
