@@ -62,6 +62,7 @@ async def open_http_app(
             conversations=ConversationStore(db),
             tokens=tokens(settings),
             max_input_chars=settings.max_input_chars,
+            default_scope=settings.default_scope,
             documents=lambda: [document_row(d) for d in kb.catalog.documents()],
             readiness=ready,
         )

@@ -326,3 +326,44 @@ async def test_ops_endpoints_and_docs(sample_kb: KnowledgeBase, tmp_path: Path) 
         schema = (await client.get("/openapi.json")).json()
         assert {"/api/chat", "/api/conversations", "/v1/chat/completions"} <= set(schema["paths"])
         assert (await client.get("/docs")).status_code == 200
+
+
+async def test_an_account_sees_only_the_documents_of_its_scopes(
+    kb: KnowledgeBase, tmp_path: Path
+) -> None:
+    from agent.retrieval.ingest import Ingestor
+    from tests.conftest import SAMPLES
+
+    Ingestor(kb).run([SAMPLES / "user-guide.ko.md"], scope="ops")
+    Ingestor(kb).run([SAMPLES / "glossary.txt"])  # public
+    async with http_service(kb, http_settings(tmp_path)) as service:
+        outsider = service.add_user("outsider")
+        insider = service.add_user("insider", scopes=("ops",))
+        seen = {}
+        for name, token in (("outsider", outsider), ("insider", insider)):
+            async with service.client(token) as client:
+                answer = (await client.post("/api/chat", json={"query": QUESTION})).json()
+                seen[name] = {s["source"] for s in answer["sources"]}
+        assert not any("user-guide.ko.md" in s for s in seen["outsider"])
+        assert any("user-guide.ko.md" in s for s in seen["insider"])
+
+
+async def test_a_database_that_fails_ends_the_turn_with_the_reason(
+    sample_kb: KnowledgeBase, tmp_path: Path
+) -> None:
+    import sqlite3
+
+    settings = http_settings(tmp_path)
+    async with http_service(sample_kb, settings) as service:
+        token = service.add_user("minji")
+        with sqlite3.connect(settings.data_dir / "http.sqlite") as db:
+            db.execute("DROP TABLE teamrag_messages")  # the disk the messages lived on is gone
+        async with service.client(token) as client:
+            response = await client.post("/api/chat", json={"query": QUESTION, "stream": True})
+            assert response.status_code == 200
+            final = parse_sse(response.text)[-1]
+            assert final[0] == "final"
+            assert final[1]["intent"] == "error"
+            assert "could not be saved" in final[1]["response"]
+            # The service is still up for what does not need the lost table.
+            assert (await client.get("/api/conversations")).status_code == 200

@@ -36,10 +36,10 @@ class Account:
     has_password: bool = False
     created_at: float = 0.0
 
-    @property
-    def turn_scopes(self) -> frozenset[str] | None:
-        """What the Turn carries: None (the default scope only) when none were given."""
-        return frozenset(self.scopes) if self.scopes else None
+    def searchable(self, default_scope: str) -> frozenset[str]:
+        """The scopes its questions search: its own, or the default scope when it has none.
+        Never None, which the knowledge base reads as "every scope"."""
+        return frozenset(self.scopes) if self.scopes else frozenset({default_scope})
 
 
 def check_name(name: str) -> str:

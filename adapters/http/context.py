@@ -27,6 +27,8 @@ class HttpContext:
     tokens: Tokens
     # The agent's own input guard has this limit too; checked first to answer 422.
     max_input_chars: int = 4000
+    # What an account without scopes of its own may search (TEAMRAG_DEFAULT_SCOPE).
+    default_scope: str = "public"
     # The documents and their scopes in the knowledge base (for /admin).
     documents: Callable[[], list[dict[str, Any]]] = field(default=lambda: [])
     readiness: Readiness | None = None

@@ -116,7 +116,7 @@ class HttpTurns:
             thread_root=conversation.id,
             user=account.name,
             message_id=new_id(),
-            scopes=account.turn_scopes,
+            scopes=account.searchable(self.ctx.default_scope),
         )
         live = LiveTurn(conversation, query, new)
         task = asyncio.create_task(self._drive(live, turn))
