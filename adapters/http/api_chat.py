@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
@@ -38,7 +37,7 @@ async def token(
 ) -> dict[str, str]:
     """Exchange a name and password (OAuth2 password form) for a bearer token."""
     ctx = context(request)
-    account = await asyncio.to_thread(ctx.accounts.verify_password, form.username, form.password)
+    account = await ctx.accounts.db.call(ctx.accounts.verify_password, form.username, form.password)
     if account is None:
         raise HTTPException(
             401,
