@@ -27,6 +27,7 @@ from adapters.http.tokens import Tokens, load_or_create_secret
 from adapters.http.turns import HttpTurns
 from agent.retrieval.knowledge_base import KnowledgeBase
 from bots.checks import readiness
+from bots.common import on_sigterm
 from bots.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -91,5 +92,13 @@ async def serve_http(
             timeout_graceful_shutdown=30,
         )
         server = uvicorn.Server(config)
+
+        def finish() -> None:
+            # SIGTERM: stop taking requests and let the answers under way finish, instead of
+            # the CLI's default of cancelling everything (uvicorn's own handler sees the
+            # signal too, but the event loop's handler would cancel first).
+            server.should_exit = True
+
         log.info("teamrag serve on http://%s:%s (docs at /docs, web chat at /)", host, port)
-        await server.serve()
+        with on_sigterm(finish):
+            await server.serve()
