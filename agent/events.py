@@ -111,6 +111,12 @@ class Final:
     notes: list[str] = field(default_factory=list)  # stated reasons: fallbacks taken, limits hit
     # False when the documents did not answer the question and the reply says so.
     covered: bool = True
+    # How the router judged the question ("simple", "moderate", "complex"; "" when no
+    # router ran, e.g. a blocked or cached turn) and how sure it was (0 to 1).
+    complexity: str = ""
+    confidence: float = 0.0
+    # The model that wrote the answer (most completion tokens); "" when no LLM wrote it.
+    model: str = ""
     kind: Literal["final"] = "final"
 
     def to_dict(self) -> dict[str, Any]:

@@ -85,6 +85,17 @@ def _usage(counts: dict[str, Any]) -> Usage:
     return Usage(int(counts.get("prompt_tokens", 0)), int(counts.get("completion_tokens", 0)))
 
 
+def _answering_model(by_model: dict[str, Usage], chat_model: str | None) -> str:
+    """The model that wrote the answer: the chat model when it was used; else the one that
+    wrote the most (a smalltalk reply comes from the fast model's routing call)."""
+    written = {m: u for m, u in by_model.items() if u.completion_tokens or u.prompt_tokens}
+    if not written:
+        return ""
+    if chat_model in written:
+        return chat_model
+    return max(written, key=lambda m: (written[m].completion_tokens, written[m].prompt_tokens, m))
+
+
 class Runner:
     def __init__(
         self,
@@ -252,6 +263,9 @@ class Runner:
         route = values.get("route") or "knowledge"
         if route not in get_args(Route):  # "general" is shown as smalltalk
             route = "smalltalk"
+        by_model = {m: _usage(u) for m, u in (values.get("usage_by_model") or {}).items()}
+        # A blocked or cached turn never reaches the router: its defaults say nothing.
+        routed = not (values.get("blocked") or values.get("cached"))
         return Final(
             answer=values.get("answer", ""),
             sources=sources,
@@ -263,11 +277,14 @@ class Runner:
             mode="llm" if self.deps.llms is not None else "extractive",
             llm_calls=int(values.get("llm_calls") or 0),
             usage=_usage(usage),
-            usage_by_model={m: _usage(u) for m, u in (values.get("usage_by_model") or {}).items()},
+            usage_by_model=by_model,
             timings=timings,
             thread_id=turn.thread_id,
             notes=notes,
             covered=values.get("covered", True) is not False,
+            complexity=str(values.get("complexity") or "") if routed else "",
+            confidence=float(values.get("route_confidence") or 0.0) if routed else 0.0,
+            model=_answering_model(by_model, self.deps.llms.chat_name if self.deps.llms else None),
         )
 
     def _failure(self, turn: Turn, exc: BaseException, start: float) -> Final:

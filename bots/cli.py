@@ -43,6 +43,7 @@ from bots.evaluation.command import evaluate
 from bots.logs import configure_logging
 from bots.records import feedback, usage
 from bots.settings import BotConfigError, Settings
+from bots.users import users_app
 from bots.wiring import open_chat_services, open_runner, parts_in_use
 
 app = typer.Typer(
@@ -51,6 +52,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.add_typer(bench_app, name="bench")
+app.add_typer(users_app, name="users")
 app.command()(doctor)
 app.command("eval")(evaluate)
 app.command()(feedback)
@@ -168,7 +170,9 @@ async def _with_runner(settings: Settings, use: Callable[[Runner], Awaitable[Non
 
 
 async def _with_chat_services(
-    settings: Settings, rules: ChannelRules, use: Callable[[ChatServices], Awaitable[None]]
+    settings: Settings,
+    rules: ChannelRules,
+    use: Callable[[ChatServices, KnowledgeBase], Awaitable[None]],
 ) -> None:
     # A bot runs for days: what it did (connected, refused, retried) belongs in its log.
     configure_logging(settings)
@@ -191,7 +195,7 @@ async def _with_chat_services(
                 # SIGTERM (docker stop) ends a bot like Ctrl-C; the Slack bot replaces this
                 # with its own gentler stop that finishes the answers under way.
                 with startup_objects_frozen(), on_sigterm(stop):
-                    await use(services)
+                    await use(services, kb)
         except (MemoryBackendError, BotConfigError, RedisUnavailableError) as exc:
             raise fail(str(exc)) from None
 
@@ -291,7 +295,7 @@ def _serve_bot(
         rules = load_channel_rules(settings.channels_file, settings.channels)
     except (BotConfigError, ChannelRulesError) as exc:
         raise fail(str(exc), 2) from None
-    _run(_with_chat_services(settings, rules, lambda services: serve(settings, services)))
+    _run(_with_chat_services(settings, rules, lambda services, _kb: serve(settings, services)))
 
 
 @app.command()
@@ -315,6 +319,23 @@ def discord() -> None:
     from bots.discord_bot import check_discord_settings, serve_discord
 
     _serve_bot(check_discord_settings, serve_discord)
+
+
+@app.command()
+def serve(
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int | None, typer.Option(help="Port (default TEAMRAG_HTTP_PORT).")] = None,
+) -> None:
+    """The HTTP service: /api/chat, accounts, conversations, /v1 (OpenAI-compatible), the web
+    chat at / and /admin, OpenAPI docs at /docs."""
+    from bots.serve import serve_http
+
+    settings = settings_or_exit()
+
+    def run(services: ChatServices, kb: KnowledgeBase) -> Awaitable[None]:
+        return serve_http(settings, services, kb, host=host, port=port or settings.http_port)
+
+    _run(_with_chat_services(settings, ChannelRules(), run))
 
 
 def main() -> None:  # pragma: no cover - console script entry

@@ -200,6 +200,17 @@ class Settings(BaseSettings):
         default_factory=list, description="Only answer members with one of these role ids."
     )
 
+    # The HTTP service (teamrag serve)
+    http_port: int = Field(8080, ge=1, le=65535, description="Port of `teamrag serve`.")
+    jwt_secret: str | None = Field(
+        None,
+        description="Signs the HTTP service's bearer tokens; unset = a secret generated once "
+        "and kept in the data folder (set it when several hosts serve).",
+    )
+    token_days: float = Field(
+        30.0, gt=0, le=3650, description="How long a token from POST /api/auth/token lasts."
+    )
+
     @property
     def llm_enabled(self) -> bool:
         return self.llm == "auto" and bool(self.openai_api_key or self.openai_base_url)

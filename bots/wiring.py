@@ -207,6 +207,7 @@ async def open_chat_services(
                         metrics=metrics,
                         queue_for=turn_queues(settings, link),
                         link=link,
+                        usage=usage,
                     )
                 finally:
                     await run.drain()  # the records of the last answers

@@ -130,3 +130,30 @@ async def test_redis_down_keeps_feedback_locally_and_lists_it_when_back(
         assert await store.rate(fresh, "U-voter", "down")
         listed = [(e.answer.answer_id, e.voter) for e in store.entries("down")]
         assert listed == [(fresh, "U-voter"), (local_id, "U-other"), (local_id, "U-voter")]
+
+
+async def test_a_vote_keeps_its_comment_and_a_changed_vote_replaces_it(
+    store: FeedbackStore,
+) -> None:
+    answer_id = await store.remember(AnswerRecord.of(TURN, FINAL))
+    assert await store.rate(answer_id, "U-voter", "down", "표가 빠졌어요")
+    assert [e.comment for e in store.entries(None)] == ["표가 빠졌어요"]
+    await store.rate(answer_id, "U-voter", "up")
+    assert [(e.rating, e.comment) for e in store.entries(None)] == [("up", "")]
+
+
+def test_a_feedback_file_from_before_comments_gains_the_column(tmp_path: Path) -> None:
+    import sqlite3
+
+    path = tmp_path / "feedback.sqlite"
+    with sqlite3.connect(path) as old:
+        old.executescript(
+            "CREATE TABLE answers (answer_id TEXT PRIMARY KEY, record TEXT NOT NULL, "
+            "created_at REAL NOT NULL);"
+            "CREATE TABLE votes (answer_id TEXT NOT NULL, voter TEXT NOT NULL, "
+            "rating TEXT NOT NULL, voted_at REAL NOT NULL, PRIMARY KEY (answer_id, voter));"
+        )
+    store = SqliteFeedbackStore(path)
+    columns = [row[1] for row in store._db.execute("PRAGMA table_info(votes)")]
+    store.close()
+    assert columns[-1] == "comment"

@@ -67,6 +67,7 @@ class FeedbackEntry:
     voter: str
     voted_at: float
     answer: AnswerRecord
+    comment: str = ""  # what the voter wrote with the vote (the web chat asks for it)
 
     def source_list(self) -> list[Source]:
         return [Source(**s) for s in self.answer.sources]  # type: ignore[arg-type]
@@ -77,8 +78,9 @@ class FeedbackStore(Protocol):
         """Keep an answer so a later vote can name it; returns its id."""
         ...
 
-    async def rate(self, answer_id: str, user: str, rating: Rating) -> bool:
-        """Record a vote; False when the answer is unknown (expired or never stored)."""
+    async def rate(self, answer_id: str, user: str, rating: Rating, comment: str = "") -> bool:
+        """Record a vote (and its comment); False when the answer is unknown (expired or
+        never stored)."""
         ...
 
     def entries(self, rating: Rating | None = "down", limit: int = 50) -> list[FeedbackEntry]:
@@ -110,6 +112,7 @@ CREATE TABLE IF NOT EXISTS votes (
     voter TEXT NOT NULL,
     rating TEXT NOT NULL CHECK (rating IN ('up', 'down')),
     voted_at REAL NOT NULL,
+    comment TEXT NOT NULL DEFAULT '',
     PRIMARY KEY (answer_id, voter)
 );
 CREATE INDEX IF NOT EXISTS votes_by_time ON votes (voted_at);
@@ -128,6 +131,9 @@ class SqliteFeedbackStore:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA foreign_keys=ON")
         self._db.executescript(_SCHEMA)
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(votes)")}
+        if "comment" not in columns:  # a file written before votes had comments
+            self._db.execute("ALTER TABLE votes ADD COLUMN comment TEXT NOT NULL DEFAULT ''")
         self._lock = threading.Lock()
         self._keep_s = keep_s
 
@@ -153,19 +159,20 @@ class SqliteFeedbackStore:
             )
         return record.answer_id
 
-    async def rate(self, answer_id: str, user: str, rating: Rating) -> bool:
+    async def rate(self, answer_id: str, user: str, rating: Rating, comment: str = "") -> bool:
         with self._write() as db:
             if db.execute("SELECT 1 FROM answers WHERE answer_id = ?", (answer_id,)).fetchone():
                 db.execute(
-                    "INSERT OR REPLACE INTO votes VALUES (?, ?, ?, ?)",
-                    (answer_id, user, rating, time.time()),
+                    "INSERT OR REPLACE INTO votes (answer_id, voter, rating, voted_at, comment) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    (answer_id, user, rating, time.time(), comment),
                 )
                 return True
         return False
 
     def entries(self, rating: Rating | None = "down", limit: int = 50) -> list[FeedbackEntry]:
         query = (
-            "SELECT v.rating, v.voter, v.voted_at, a.record FROM votes v "
+            "SELECT v.rating, v.voter, v.voted_at, a.record, v.comment FROM votes v "
             "JOIN answers a USING (answer_id)"
         )
         args: tuple[object, ...] = ()
@@ -175,7 +182,9 @@ class SqliteFeedbackStore:
         query += " ORDER BY v.voted_at DESC LIMIT ?"
         with self._lock:
             rows = self._db.execute(query, (*args, limit)).fetchall()
-        return [FeedbackEntry(r[0], r[1], r[2], AnswerRecord(**json.loads(r[3]))) for r in rows]
+        return [
+            FeedbackEntry(r[0], r[1], r[2], AnswerRecord(**json.loads(r[3])), r[4]) for r in rows
+        ]
 
     def close(self) -> None:
         with self._lock:

@@ -12,6 +12,7 @@ Layout (every key under the link's prefix):
 - ``feedback:votes:up`` / ``feedback:votes:down``: sorted sets of ``["answer id", "voter"]``
   scored by the time of the vote. A vote moves its member from one set to the other in
   one transaction. Votes older than ``keep_s`` are dropped as new ones come in.
+- ``feedback:comments``: a hash from the same members to the comment written with the vote.
 
 While Redis is unreachable, answers and votes go to the local SQLite fallback. A vote
 goes where its answer is: an answer kept locally during an outage can still be voted on
@@ -77,7 +78,10 @@ class RedisFeedbackStore:
 
         return await self._link.attempt(shared, locally, what="keeping an answer for feedback")
 
-    async def rate(self, answer_id: str, user: str, rating: Rating) -> bool:
+    def _comments_key(self) -> str:
+        return self._link.key("feedback", "comments")
+
+    async def rate(self, answer_id: str, user: str, rating: Rating, comment: str = "") -> bool:
         async def shared(client: aredis.Redis) -> bool | None:
             answer = self._answer_key(answer_id)
             if not await client.exists(answer):
@@ -90,16 +94,20 @@ class RedisFeedbackStore:
                         pipe.zrem(self._votes_key(other), member)
                     pipe.zremrangebyscore(self._votes_key(other), "-inf", now - self._keep_s)
                 pipe.zadd(self._votes_key(rating), {member: now})
+                if comment:
+                    pipe.hset(self._comments_key(), member, comment)
+                else:  # a changed vote without words drops the earlier vote's words
+                    pipe.hdel(self._comments_key(), member)
                 pipe.expire(answer, self._keep_s)
                 await pipe.execute()
             return True
 
         async def locally() -> bool | None:
-            return await self._fallback.rate(answer_id, user, rating)
+            return await self._fallback.rate(answer_id, user, rating, comment)
 
         found = await self._link.attempt(shared, locally, what="recording a vote")
         if found is None:
-            return await self._fallback.rate(answer_id, user, rating)
+            return await self._fallback.rate(answer_id, user, rating, comment)
         return found
 
     def entries(self, rating: Rating | None = "down", limit: int = 50) -> list[FeedbackEntry]:
@@ -107,20 +115,31 @@ class RedisFeedbackStore:
         wanted = _RATINGS if rating is None else (rating,)
 
         def shared(client: redis.Redis) -> list[FeedbackEntry]:
-            votes: list[tuple[Rating, str, str, float]] = []
+            votes: list[tuple[Rating, str, str, float, bytes]] = []
             for which in wanted:
                 found = client.zrevrange(self._votes_key(which), 0, limit - 1, withscores=True)
                 for member, score in cast(list[tuple[bytes, float]], found):
                     answer_id, voter = json.loads(member)
-                    votes.append((which, answer_id, voter, float(score)))
+                    votes.append((which, answer_id, voter, float(score), member))
             votes.sort(key=lambda v: v[3], reverse=True)
             votes = votes[:limit]
             if not votes:
                 return []
             records = client.mget([self._answer_key(v[1]) for v in votes])
+            comments = cast(
+                list[bytes | None], client.hmget(self._comments_key(), [v[4] for v in votes])
+            )
             return [
-                FeedbackEntry(which, voter, at, AnswerRecord(**json.loads(data)))
-                for (which, _, voter, at), data in zip(votes, records, strict=True)
+                FeedbackEntry(
+                    which,
+                    voter,
+                    at,
+                    AnswerRecord(**json.loads(data)),
+                    comment.decode() if comment else "",
+                )
+                for (which, _, voter, at, _m), data, comment in zip(
+                    votes, records, comments, strict=True
+                )
                 if data is not None  # the answer expired after its vote
             ]
 

@@ -17,6 +17,7 @@ from adapters.chat.live import RunTurn
 from adapters.chat.metrics import Metrics
 from adapters.chat.queue import LocalTurnQueue, TurnQueue
 from adapters.chat.ratelimit import LocalRateLimiter, RateLimiter
+from adapters.chat.usage import UsageStore
 from agent.shared.link import RedisLink
 
 
@@ -38,6 +39,8 @@ class ChatServices:
     queue_for: Callable[[str], TurnQueue] = _local_queue
     # The process's Redis (None: in-process state), for the bots' readiness checks.
     link: RedisLink | None = None
+    # The usage records every turn adds (for the HTTP service's usage reports).
+    usage: UsageStore | None = None
 
     async def admit(self, platform: str, workspace: str, user: str) -> float | None:
         """None when this user may ask now; else the seconds until they may ask again

@@ -1,0 +1,95 @@
+"""What an admin sees at ``/admin``: documents and scopes, usage per user, recent
+feedback with comments, and recent questions that got no answer."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import asdict
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request
+
+from adapters.http.api_records import report, usage_report
+from adapters.http.security import AdminAccount, context
+
+router = APIRouter(prefix="/api/admin", tags=["admin"])
+
+
+@router.get("/usage")
+async def usage(
+    request: Request, admin: AdminAccount, days: Annotated[int, Query(ge=1, le=400)] = 30
+) -> dict[str, Any]:
+    """Everyone's requests and tokens (every door: HTTP, Slack, Discord), with a total per user."""
+    rows = await report(request, days, None)
+    per_user: dict[str, dict[str, int]] = {}
+    for row in rows:
+        total = per_user.setdefault(
+            row.user, {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0}
+        )
+        total["requests"] += row.requests
+        total["prompt_tokens"] += row.prompt_tokens
+        total["completion_tokens"] += row.completion_tokens
+    users = [
+        {"user": user} | t | {"total_tokens": t["prompt_tokens"] + t["completion_tokens"]}
+        for user, t in sorted(per_user.items(), key=lambda kv: -kv[1]["requests"])
+    ]
+    return usage_report(rows, days) | {"users": users}
+
+
+@router.get("/documents")
+async def documents(request: Request, admin: AdminAccount) -> dict[str, Any]:
+    """The knowledge base's documents, and how many documents each scope holds."""
+    docs = await asyncio.to_thread(context(request).documents)
+    scopes: dict[str, int] = {}
+    for doc in docs:
+        scopes[str(doc.get("scope", ""))] = scopes.get(str(doc.get("scope", "")), 0) + 1
+    return {"documents": docs, "scopes": dict(sorted(scopes.items()))}
+
+
+@router.get("/feedback")
+async def feedback(
+    request: Request, admin: AdminAccount, limit: Annotated[int, Query(ge=1, le=200)] = 50
+) -> dict[str, Any]:
+    """The latest votes from every door, newest first, with their comments."""
+    entries = await asyncio.to_thread(context(request).services.feedback.entries, None, limit)
+    return {
+        "items": [
+            {
+                "rating": e.rating,
+                "voter": e.voter,
+                "voted_at": e.voted_at,
+                "comment": e.comment,
+                "platform": e.answer.platform,
+                "question": e.answer.question,
+                "answer": e.answer.answer,
+                "sources": e.answer.sources,
+            }
+            for e in entries
+        ]
+    }
+
+
+@router.get("/unanswered")
+async def unanswered(
+    request: Request, admin: AdminAccount, limit: Annotated[int, Query(ge=1, le=200)] = 50
+) -> dict[str, Any]:
+    """Recent HTTP questions whose answer found no document or failed: what the knowledge
+    base is missing."""
+    found = await context(request).conversations.unanswered(limit)
+    return {
+        "items": [
+            {
+                "question": question,
+                "answer": message.content,
+                "asked_at": message.created_at,
+                "intent": message.meta.get("intent"),
+                "notes": message.meta.get("notes", []),
+            }
+            for question, message in found
+        ]
+    }
+
+
+def document_row(record: Any) -> dict[str, Any]:
+    data = asdict(record)
+    return {k: data[k] for k in ("doc_id", "source", "title", "scope", "n_chunks") if k in data}

@@ -1,0 +1,101 @@
+"""``POST /api/auth/token`` and ``POST /api/chat`` (one JSON answer, or Server-Sent Events)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, HTTPException, Request
+from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.security import OAuth2PasswordRequestForm
+
+from adapters.chat.phrases import phrase
+from adapters.http.schemas import ChatRequest, ChatResponse, TokenResponse
+from adapters.http.security import CurrentAccount, context
+from adapters.http.turns import HttpTurns, LiveTurn, TurnRefused
+from agent.events import Progress, Token
+from agent.language import detect_language
+
+router = APIRouter(prefix="/api", tags=["chat"])
+
+SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+
+
+def turns(request: Request) -> HttpTurns:
+    found: HttpTurns = request.app.state.turns
+    return found
+
+
+def refused(exc: TurnRefused) -> JSONResponse:
+    return JSONResponse({"detail": exc.reason}, status_code=exc.status, headers=exc.headers)
+
+
+@router.post("/auth/token", response_model=TokenResponse, tags=["auth"])
+async def token(
+    request: Request, form: Annotated[OAuth2PasswordRequestForm, Depends()]
+) -> dict[str, str]:
+    """Exchange a name and password (OAuth2 password form) for a bearer token."""
+    ctx = context(request)
+    account = await ctx.accounts.db.call(ctx.accounts.verify_password, form.username, form.password)
+    if account is None:
+        raise HTTPException(
+            401,
+            "wrong name or password, or the account is disabled or has no password "
+            "(set one with `teamrag users add NAME --password-stdin`)",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+    return {"access_token": ctx.tokens.issue(account.name), "token_type": "bearer"}
+
+
+def sse(event: str, data: Any) -> bytes:
+    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
+
+
+async def sse_events(live: LiveTurn) -> AsyncIterator[bytes]:
+    """progress, token, then final; the stream ends after the final.
+
+    The first step is sent at once, before the agent's own first step (which waits for
+    the question to be stored and analysed): the asker sees within milliseconds that the
+    question was taken, and which conversation it is in, as the Slack reply opens with
+    "Thinking…".
+    """
+    yield sse(
+        "progress",
+        {
+            "stage": "accepted",
+            "text": phrase("thinking", detect_language(live.query)),
+            "conversation_id": live.conversation.id,
+        },
+    )
+    async for event in live.stream():
+        if isinstance(event, Progress):
+            yield sse("progress", {"stage": event.stage, "text": event.text})
+        elif isinstance(event, Token):
+            yield sse("token", {"text": event.text, "reset": event.reset})
+        else:
+            yield sse("final", event)
+
+
+@router.post(
+    "/chat",
+    response_model=ChatResponse,
+    responses={
+        200: {"content": {"text/event-stream": {}}, "description": "JSON, or SSE when streamed"},
+        401: {"description": "No valid token"},
+        404: {"description": "No such conversation among yours"},
+        422: {"description": "Empty or oversized question"},
+        429: {"description": "Over the per-user limit; see Retry-After"},
+    },
+)
+async def chat(body: ChatRequest, request: Request, account: CurrentAccount) -> Any:
+    """Ask a question; continue a conversation by passing its id."""
+    try:
+        live = await turns(request).ask(account, body.query, body.conversation_id)
+    except TurnRefused as exc:
+        return refused(exc)
+    if body.stream or "text/event-stream" in request.headers.get("accept", ""):
+        return StreamingResponse(
+            sse_events(live), media_type="text/event-stream", headers=SSE_HEADERS
+        )
+    return await live.response

@@ -1,0 +1,35 @@
+"""What the HTTP routes are given: the chat services the bots share, and the service's
+own stores. Built by ``bots/serve.py`` (or a test) and kept on ``app.state``."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from adapters.chat.services import ChatServices
+from adapters.http.accounts import AccountStore
+from adapters.http.conversations import ConversationStore
+from adapters.http.tokens import Tokens
+
+PLATFORM = "http"
+WORKSPACE = "http"
+
+Readiness = Callable[[], Awaitable[tuple[bool, dict[str, Any]]]]
+"""(ready, the body of /readyz)."""
+
+
+@dataclass
+class HttpContext:
+    services: ChatServices
+    accounts: AccountStore
+    conversations: ConversationStore
+    tokens: Tokens
+    # The agent's own input guard has this limit too; checked first to answer 422.
+    max_input_chars: int = 4000
+    # What an account without scopes of its own may search (TEAMRAG_DEFAULT_SCOPE).
+    default_scope: str = "public"
+    # The documents and their scopes in the knowledge base (for /admin).
+    documents: Callable[[], list[dict[str, Any]]] = field(default=lambda: [])
+    readiness: Readiness | None = None
+    model_name: str = "teamrag"

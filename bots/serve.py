@@ -1,0 +1,104 @@
+"""``teamrag serve``: the HTTP service (FastAPI on uvicorn) on the configured agent.
+
+It opens the same chat services as the bots (:func:`bots.wiring.open_chat_services`):
+the same knowledge base, answer cache, thread locks, rate limit, usage and feedback
+records, shared through Redis when ``REDIS_URL`` is set. Its own tables (accounts,
+conversations) live in SQLite in the data folder, or in Postgres with ``DATABASE_URL``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import uvicorn
+from fastapi import FastAPI
+
+from adapters.chat.services import ChatServices
+from adapters.http.accounts import AccountStore
+from adapters.http.api_admin import document_row
+from adapters.http.app import create_app
+from adapters.http.context import HttpContext
+from adapters.http.conversations import ConversationStore
+from adapters.http.db import Database
+from adapters.http.tokens import Tokens, load_or_create_secret
+from adapters.http.turns import HttpTurns
+from agent.retrieval.knowledge_base import KnowledgeBase
+from bots.checks import readiness
+from bots.common import on_sigterm
+from bots.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+def open_database(settings: Settings) -> Database:
+    return Database.open(settings.database_url, settings.data_dir)
+
+
+def tokens(settings: Settings) -> Tokens:
+    secret = load_or_create_secret(settings.jwt_secret, settings.data_dir / "jwt_secret")
+    return Tokens(secret, settings.token_days)
+
+
+@asynccontextmanager
+async def open_http_app(
+    settings: Settings, services: ChatServices, kb: KnowledgeBase
+) -> AsyncIterator[FastAPI]:
+    """The application on ``services``; at the end, the turns under way finish and are
+    stored before the database closes."""
+    db = open_database(settings)
+    checks = readiness(settings, redis=services.link)
+
+    async def ready() -> tuple[bool, dict[str, Any]]:
+        results = await checks.results()
+        ok = all(r.ok for r in results)
+        return ok, {"ready": ok, "checks": [r.to_dict() for r in results]}
+
+    try:
+        ctx = HttpContext(
+            services=services,
+            accounts=AccountStore(db),
+            conversations=ConversationStore(db),
+            tokens=tokens(settings),
+            max_input_chars=settings.max_input_chars,
+            default_scope=settings.default_scope,
+            documents=lambda: [document_row(d) for d in kb.catalog.documents()],
+            readiness=ready,
+        )
+        app = create_app(ctx)
+        try:
+            yield app
+        finally:
+            turns: HttpTurns = app.state.turns
+            await turns.drain()
+    finally:
+        await checks.aclose()
+        db.close()
+
+
+async def serve_http(
+    settings: Settings, services: ChatServices, kb: KnowledgeBase, *, host: str, port: int
+) -> None:
+    async with open_http_app(settings, services, kb) as app:
+        config = uvicorn.Config(
+            app,
+            host=host,
+            port=port,
+            log_level=settings.log_level.lower(),
+            # Our own logging is configured already; uvicorn's would replace it.
+            log_config=None,
+            timeout_graceful_shutdown=30,
+        )
+        server = uvicorn.Server(config)
+
+        def finish() -> None:
+            # SIGTERM: stop taking requests and let the answers under way finish, instead of
+            # the CLI's default of cancelling everything (uvicorn's own handler sees the
+            # signal too, but the event loop's handler would cancel first).
+            server.should_exit = True
+
+        log.info("teamrag serve on http://%s:%s (docs at /docs, web chat at /)", host, port)
+        with on_sigterm(finish):
+            await server.serve()
