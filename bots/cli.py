@@ -292,7 +292,9 @@ def _serve_bot(
     settings = settings_or_exit()
     try:
         check(settings)
-        rules = load_channel_rules(settings.channels_file, settings.channels)
+        rules = load_channel_rules(
+            settings.channels_file, settings.channels, default_scope=settings.default_scope
+        )
     except (BotConfigError, ChannelRulesError) as exc:
         raise fail(str(exc), 2) from None
     _run(_with_chat_services(settings, rules, lambda services, _kb: serve(settings, services)))

@@ -48,7 +48,9 @@ def configuration(settings: Settings) -> list[CheckResult]:
     results = []
     origin = "TEAMRAG_CHANNELS" if settings.channels else str(settings.channels_file or "none")
     try:
-        rules = load_channel_rules(settings.channels_file, settings.channels)
+        rules = load_channel_rules(
+            settings.channels_file, settings.channels, default_scope=settings.default_scope
+        )
         detail = f"{len(rules.channels)} channels with their own rules"
         if origin == "none":
             detail = "answer in every channel, default scope"

@@ -187,7 +187,9 @@ async def open_chat_services(
     anything opens when it is wrong); an unreachable Redis raises ``RedisUnavailableError``.
     """
     if rules is None:
-        rules = load_channel_rules(settings.channels_file, settings.channels)
+        rules = load_channel_rules(
+            settings.channels_file, settings.channels, default_scope=settings.default_scope
+        )
     async with open_link(settings) as link:
         feedback = shared_feedback_store(settings, link)
         usage = usage_store(settings, link)

@@ -39,13 +39,16 @@ def test_rules_by_channel_with_defaults_and_a_thread_falling_back_to_its_parent(
     assert eng.scopes == frozenset({"engineering", "public"})
     assert eng.follow_ups is False
     assert rules.for_channel("987654321098765432").answer is False
-    assert rules.for_channel("C-elsewhere") == ChannelRule()
+    # A channel the rules do not name searches the default scope, never every scope.
+    assert rules.for_channel("C-elsewhere") == ChannelRule(scopes=frozenset({"public"}))
     assert rules.for_channel("thread-1", parent="C0123ABCD") == eng
 
 
 def test_no_file_means_answer_everywhere_with_the_default_scope() -> None:
     rule = load_channel_rules(None).for_channel("any")
-    assert (rule.answer, rule.follow_ups, rule.scopes) == (True, True, None)
+    assert (rule.answer, rule.follow_ups, rule.scopes) == (True, True, frozenset({"public"}))
+    other = load_channel_rules(None, default_scope="team-a").for_channel("any")
+    assert other.scopes == frozenset({"team-a"})
 
 
 @pytest.mark.parametrize(

@@ -104,8 +104,27 @@ class ChannelRulesError(Exception):
     """The channel rules cannot be used; the message names the setting and the problem."""
 
 
-def load_channel_rules(path: Path | None, inline: str | None = None) -> ChannelRules:
-    """The rules from the file at ``path`` or the inline TOML text (at most one of them)."""
+def load_channel_rules(
+    path: Path | None, inline: str | None = None, *, default_scope: str = "public"
+) -> ChannelRules:
+    """The rules from the file at ``path`` or the inline TOML text (at most one of them),
+    with every rule that names no scopes limited to ``default_scope``.
+
+    Resolved here, once: the knowledge base reads "no scopes" as every scope, so a rule
+    left at None would let a channel cite documents ingested for another team.
+    """
+    return _scoped(_load(path, inline), frozenset({validate_scope(default_scope)}))
+
+
+def _scoped(rules: ChannelRules, default: frozenset[str]) -> ChannelRules:
+    def fill(rule: ChannelRule) -> ChannelRule:
+        return rule if rule.scopes is not None else rule.model_copy(update={"scopes": default})
+
+    channels = {name: fill(rule) for name, rule in rules.channels.items()}
+    return rules.model_copy(update={"defaults": fill(rules.defaults), "channels": channels})
+
+
+def _load(path: Path | None, inline: str | None) -> ChannelRules:
     if path is not None and inline:
         raise ChannelRulesError(
             "TEAMRAG_CHANNELS and TEAMRAG_CHANNELS_FILE are both set; keep one of them "
