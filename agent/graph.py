@@ -9,7 +9,8 @@ planner -> retrieve x N (Send, in dependency waves) -> collect
 collect -> web_search (thin pool, provider configured)
         -> judge (rerank + sufficiency) || generate (speculative draft) -> gate
 gate -> retrieve x missing aspects (loop, bounded)  | generate | verify
-verify -> generate (rewrite with the reason, bounded) | fallback | output_guard
+verify -> research (search for what was missing) -> generate (rewrite, bounded)
+       | generate (rewrite with the reason) | fallback (bounded, or stagnant) | output_guard
 output_guard -> generate (bounded) | fallback | cache_store -> finalize -> END
 ```
 """
@@ -36,6 +37,7 @@ from agent.nodes.answering import (
 from agent.nodes.entry import cache_lookup, input_guard
 from agent.nodes.finishing import blocked_response, cache_store, finalize
 from agent.nodes.judging import after_gate, gate, judge
+from agent.nodes.refine import research
 from agent.nodes.retrieval import (
     after_collect,
     collect,
@@ -106,6 +108,7 @@ def build_graph(
     node("generate", generate)
     node("gate", gate, defer=True)
     node("verify", verify)
+    node("research", research)
     node("output_guard", output_guard)
     node("fallback", fallback)
     node("cache_store", cache_store)
@@ -133,7 +136,10 @@ def build_graph(
     g.add_edge("judge", "gate")
     g.add_conditional_edges("generate", _after_generate, ["gate", "verify"])
     g.add_conditional_edges("gate", after_gate, ["retrieve", "web_search", "generate", "verify"])
-    g.add_conditional_edges("verify", after_verify, ["output_guard", "generate", "fallback"])
+    g.add_conditional_edges(
+        "verify", after_verify, ["output_guard", "research", "generate", "fallback"]
+    )
+    g.add_edge("research", "generate")
     g.add_conditional_edges(
         "output_guard", after_output_guard, ["cache_store", "generate", "fallback"]
     )

@@ -140,7 +140,9 @@ def verdict_messages(question: str, answer: str, items: Sequence[PoolItem]) -> l
         "You check an assistant's answer against its numbered source passages. grounded: every "
         "factual claim is supported by the cited passages (saying the sources do not cover "
         "something is fine). answers_question: it addresses what was asked, or honestly says "
-        "the sources do not cover it. Scores from 0 to 1. reason: what to fix, or ''."
+        "the sources do not cover it. Scores from 0 to 1. reason: what to fix, or ''. missing: "
+        "short search queries (in the question's language) for what the answer needs but the "
+        "passages lack, so the next attempt can look for it; [] when nothing is missing."
     )
     human = f"Question: {question}\n\nPassages:\n{passages_block(items)}\n\nAnswer:\n{answer}"
     return [SystemMessage(system), HumanMessage(human)]

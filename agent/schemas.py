@@ -81,3 +81,8 @@ class Verdict(BaseModel):
     answers_question: bool
     answer_score: float = Field(description="0..1, how well the answer addresses the question")
     reason: str = Field(description="what is wrong, as an instruction for the rewrite; else ''")
+    missing: list[str] = Field(
+        default_factory=list,
+        description="short search queries for facts the question needs that the passages lack; "
+        "[] when the passages have everything",
+    )

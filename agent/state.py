@@ -158,6 +158,9 @@ def fresh_turn(turn: TurnInput) -> dict[str, Any]:
         "draft_sources": [],
         "retries": 0,
         "feedback": "",
+        "check_missing": [],
+        "check_scores": RESET,
+        "research_found": -1,
         "answer": "",
         "sources": [],
         "grounded": False,
@@ -212,6 +215,9 @@ class AgentState(TypedDict, total=False):
     retries: int
     check: Check | None
     feedback: str  # why the last draft was rejected, fed back to the next one
+    check_missing: list[str]  # what the last check said the passages lack: searched next
+    check_scores: Annotated[list[float], extend_or_reset]  # each failed check's score
+    research_found: int  # new passages the last search for missing facts found (-1: none ran)
     answer: str
     sources: list[PoolItem]
     grounded: bool

@@ -32,6 +32,7 @@ from agent.nodes.common import (
     timed,
 )
 from agent.nodes.judging import candidates
+from agent.nodes.refine import missing_queries, stagnated
 from agent.nodes.routing import history_of
 from agent.progress import emit, report
 from agent.prompts import answer_messages, verdict_messages
@@ -42,12 +43,21 @@ _CITATION = re.compile(r"\[(\d{1,2})\]")
 
 
 def evidence(state: AgentState, limit: int) -> list[PoolItem]:
-    """The passages the answer is written from: the judge's ranking, else retrieval order."""
+    """The passages the answer is written from: the judge's ranking, else retrieval order.
+
+    Passages found after the judge read the pool (the search for what a failed check
+    found missing) come right after the ones it found useful: they were looked up for
+    exactly what the answer lacked.
+    """
     review = state.get("review")
     if review is not None and not state.get("speculating"):
-        by_id = {item["id"]: item for item in state.get("pool", [])}
+        pool = state.get("pool", [])
+        by_id = {item["id"]: item for item in pool}
         ranked = [by_id[i] for i in review["ranking"] if i in by_id]
-        return ranked[:limit]
+        reviewed = set(review["ranking"])
+        later = [item for item in pool if item["id"] not in reviewed]
+        useful = review["useful"]
+        return (ranked[:useful] + later + ranked[useful:])[:limit]
     return candidates(state)[:limit]
 
 
@@ -185,7 +195,8 @@ async def verify(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
     default = "not supported by the sources" if not check["grounded"] else "off topic"
     reason = out.reason or default
     used = llm_used(usage, deps.llms.fast_name)
-    return _rejected(state, reason) | used | {"check": check}
+    refine = {"check": check, "check_missing": out.missing, "check_scores": [check["score"]]}
+    return _rejected(state, reason) | used | refine
 
 
 def _rejected(state: AgentState, reason: str) -> dict[str, Any]:
@@ -195,11 +206,16 @@ def _rejected(state: AgentState, reason: str) -> dict[str, Any]:
 
 
 def after_verify(state: AgentState, runtime: Runtime[Deps]) -> str:
+    """Accept; or search for what was missing, then rewrite; or stop with the fallback."""
     if state.get("grounded"):
         return "output_guard"
+    config = runtime.context.config
     # ``retries`` counts rejected drafts: the seeds' retry_count < 3 allows three rewrites.
-    limit = runtime.context.config.max_answer_retries
-    return "generate" if state.get("retries", 0) <= limit else "fallback"
+    if state.get("retries", 0) > config.max_answer_retries or stagnated(state):
+        return "fallback"
+    if config.features.sufficiency_loop and missing_queries(state):
+        return "research"
+    return "generate"
 
 
 @timed("output_guard")
