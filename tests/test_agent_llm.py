@@ -222,7 +222,15 @@ async def test_exhausted_retries_end_in_an_honest_fallback_that_shows_the_source
     fake_llm.reply("Analysis", analysis())
     fake_llm.reply("Review", review(0.9))
     fake_llm.reply("text", "Backups are kept forever [1].")
-    fake_llm.reply("Verdict", verdict(False, reason="not in the passages"))
+    # Each check a little better than the last, so only the retry bound stops the loop.
+    scores = [0.3, 0.4, 0.5, 0.6] * 2
+    fake_llm.reply(
+        "Verdict",
+        *(
+            {**verdict(False, reason="not in the passages"), "grounded_score": s, "answer_score": s}
+            for s in scores
+        ),
+    )
     question = "How long are Postgres backups kept?"
     async with agent(sample_kb, tmp_path, llm=fake_llm) as runner:
         _, final = await collect(runner, Turn(question, thread_root="x"))
