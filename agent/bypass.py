@@ -23,18 +23,19 @@ import re
 
 from agent.intent import is_acknowledgement
 
-# The IDF-weighted share of a message's terms that its best-matching chunk contains. Measured
-# on KorQuAD dev (964 paragraphs) and XQuAD (240): factual questions the prototypes took for
-# smalltalk matched 0.26-0.63 (English ones down to 0.22 when long); short chit-chat that
-# is no pleasantry ("농담 하나 해줘", "see you around") up to 0.37 on KorQuAD, from words
-# a large wiki happens to contain.
-DOCUMENTS_MATCH = 0.25
-# A long message is rarely chit-chat: any fair match claims it.
-DOCUMENTS_MATCH_LONG = 0.12
+# The IDF-weighted share of a message's distinct terms that one chunk contains
+# (``KnowledgeBase.keyword_match``). Measured on KorQuAD dev (964 paragraphs), XQuAD (240)
+# and the sample knowledge base: factual questions the prototypes took for smalltalk
+# matched 0.51-1.0; chit-chat that is no pleasantry ("재밌는 얘기 해줘", "I'm bored")
+# mostly 0-0.5, from words a large wiki happens to contain. Above the line a message is
+# searched: a chit-chat message then gets an honest "not in the documents", where a
+# question below it would get a greeting, which is far worse.
+DOCUMENTS_MATCH = 0.5
+# A long message is rarely chit-chat: a weaker match claims it.
+DOCUMENTS_MATCH_LONG = 0.3
 _LONG_WORDS = 10
 # A short message that talks to the bot needs a strong match (most of its rare terms in one
-# chunk) to be a question for the documents: "너 배포 절차 알아?" has one; "who made
-# you?" matched 0.59 on XQuAD and "what should I call you?" 0.74 on the samples.
+# chunk) to be a question for the documents: "너 배포 절차 알아?" has one.
 DOCUMENTS_MATCH_TO_THE_BOT = 0.8
 
 # Cues of a pleasantry in a short message: greetings, thanks, farewells, laughter, praise,

@@ -157,6 +157,28 @@ class KeywordIndex:
         n = len(self.chunk_ids)
         return sum(bm25_idf(self._doc_freq(t), n) for t in terms)
 
+    def coverage(self, terms: Sequence[int | None], scopes: frozenset[str] | None = None) -> float:
+        """The largest IDF-weighted share of the distinct query terms that one chunk
+        contains, in [0, 1]; terms the index has never seen count at the maximum IDF.
+
+        Unlike ``bm25 / query_idf_sum`` it ignores how often and in how long a chunk a
+        term occurs: a name mentioned once in a long passage counts in full.
+        """
+        distinct = list(dict.fromkeys(terms))
+        n = len(self.chunk_ids)
+        total = sum(bm25_idf(self._doc_freq(t), n) for t in distinct)
+        known = [t for t in distinct if t is not None and self._doc_freq(t)]
+        if not known or total <= 0:
+            return 0.0
+        mass = np.zeros(n, dtype=np.float32)
+        for t in known:
+            rows = self._rows[self._indptr[t] : self._indptr[t + 1]]
+            mass[rows] += bm25_idf(len(rows), n)
+        if scopes is not None:
+            codes = [self._scope_code[s] for s in scopes if s in self._scope_code]
+            mass[~np.isin(self._scope_codes, codes)] = 0.0
+        return min(1.0, float(mass.max()) / total)
+
     def search(
         self, terms: Sequence[int | None], k: int, scopes: frozenset[str] | None = None
     ) -> list[tuple[str, float]]:

@@ -157,20 +157,15 @@ class KnowledgeBase:
         return hits
 
     def keyword_match(self, query: str, scopes: frozenset[str] | None = None) -> float:
-        """How much of ``query`` the best-matching chunk contains, in [0, 1]: the IDF-weighted
-        share of its terms (``bm25 / query_idf_sum``, as the fusion measures it).
+        """How much of ``query`` one chunk contains, in [0, 1]: the IDF-weighted share of
+        its distinct terms found in the best chunk (:meth:`KeywordIndex.coverage`).
 
-        One BM25 lookup, no embedding: cheap enough to ask before a message is answered as
-        smalltalk. A rare name or term the documents use pushes it up; words every
-        document has ("name", "이름") barely count.
+        One pass over the keyword index, no embedding: cheap enough to ask before a message
+        is answered as smalltalk. A rare name or term the documents use pushes it up;
+        words every document has ("name", "이름") barely count.
         """
         index = self.keyword_index()
-        terms = self.catalog.term_ids(tokenize(query))
-        best = index.search(terms, 1, scopes)
-        idf_sum = index.query_idf_sum(terms)
-        if not best or idf_sum <= 0:
-            return 0.0
-        return min(1.0, best[0][1] / idf_sum)
+        return index.coverage(self.catalog.term_ids(tokenize(query)), scopes)
 
     async def asearch(self, query: str, options: SearchOptions | None = None) -> list[SearchHit]:
         return await asyncio.to_thread(self.search, query, options)
