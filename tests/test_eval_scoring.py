@@ -49,7 +49,7 @@ def test_a_file_that_is_neither_jsonl_nor_squad_is_refused_with_the_reason(
         load_question_set(empty)
     noq = tmp_path / "noq.jsonl"
     noq.write_text('{"answer": "x"}\n', encoding="utf-8")
-    with pytest.raises(QuestionSetError, match="noq.jsonl:1: the object has no 'question'"):
+    with pytest.raises(QuestionSetError, match=r"noq\.jsonl:1: the object has no 'question'"):
         load_question_set(noq)
     with pytest.raises(QuestionSetError, match="cannot read"):
         load_question_set(tmp_path / "missing.jsonl")
