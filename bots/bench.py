@@ -11,7 +11,6 @@ cross-language set in ``benchmarks/data`` works this way).
 from __future__ import annotations
 
 import json
-import re
 import statistics
 import tempfile
 import time
@@ -25,6 +24,7 @@ from rich.progress import Progress
 from agent.retrieval.ingest import Ingestor
 from agent.retrieval.knowledge_base import KnowledgeBase, SearchMode, SearchOptions
 from bots.common import err, knowledge_base, search_mode_or_exit, settings_or_exit
+from bots.evaluation.sets import load_question_set, paragraph_name
 
 bench_app = typer.Typer(help="Measure retrieval quality and speed.", no_args_is_help=True)
 
@@ -36,24 +36,10 @@ class Question:
     answers: list[str]
 
 
-def paragraph_name(file: Path, index: int) -> str:
-    stem = re.sub(r"[^A-Za-z0-9]+", "-", file.stem).strip("-").lower()
-    return f"{stem}-p{index:05d}"
-
-
 def load_squad(path: Path) -> tuple[dict[str, str], list[Question]]:
     """Paragraphs (by document name) and questions of a SQuAD v1/v2 file."""
-    data = json.loads(path.read_text(encoding="utf-8"))
-    paragraphs: dict[str, str] = {}
-    questions: list[Question] = []
-    for article in data["data"]:
-        for para in article["paragraphs"]:
-            name = paragraph_name(path, len(paragraphs))
-            paragraphs[name] = para["context"]
-            for qa in para["qas"]:
-                answers = [a["text"] for a in qa.get("answers", []) if a.get("text")]
-                questions.append(Question(qa["question"], name, answers))
-    return paragraphs, questions
+    squad = load_question_set(path)
+    return squad.documents, [Question(q.text, q.source, q.answers) for q in squad.questions]
 
 
 def load_questions(path: Path, squad_files: list[Path]) -> list[Question]:
