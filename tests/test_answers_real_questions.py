@@ -22,8 +22,9 @@ from agent.retrieval.knowledge_base import KnowledgeBase
 from agent.runner import Runner
 from bots.evaluation.scoring import contains_answer
 from bots.evaluation.sets import load_question_set
-from tests.agent_support import agent
+from tests.agent_support import agent, analysis, review, verdict
 from tests.conftest import open_kb
+from tests.fakes.openai_server import FakeOpenAI, Reply
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 KORQUAD = DATA / "KorQuAD_v1.0_dev.json"
@@ -154,3 +155,35 @@ def test_the_regression_questions_exist_in_the_shared_files() -> None:
         paragraphs = [p for article in data["data"] for p in article["paragraphs"]]
         assert gold in paragraphs[index]["context"], question
         assert any(q["question"].strip() == question for q in paragraphs[index]["qas"])
+
+
+@pytest.mark.parametrize("llm_says", ["smalltalk", "general", "failure"])
+async def test_the_llm_routers_bypass_gets_the_same_check(
+    squad_kb: KnowledgeBase, tmp_path: Path, fake_llm: FakeOpenAI, llm_says: str
+) -> None:
+    """The LLM calls a factual question smalltalk (or fails, and the prototypes route):
+    the documents claim it all the same, and it is searched."""
+    if llm_says == "failure":
+        fake_llm.reply("Analysis", Reply(status=500))
+    else:
+        fake_llm.reply("Analysis", analysis(llm_says, reply="Hi there!", confidence=0.9))
+    fake_llm.reply("Review", review(0.9))
+    fake_llm.reply("text", "빅히트 엔터테인먼트입니다 [1].")
+    fake_llm.reply("Verdict", verdict(True))
+    async with agent(squad_kb, tmp_path, llm=fake_llm) as runner:
+        final = await runner.ask(Turn("방시혁이 설립한 회사의 이름은?"))
+    assert final.route == "knowledge", final.answer
+    assert "빅히트 엔터테인먼트" in final.answer
+    assert any("the documents match this message" in n for n in final.notes) or (
+        llm_says == "failure"
+    )
+
+
+async def test_the_llm_routers_greeting_stays_one_step(
+    squad_kb: KnowledgeBase, tmp_path: Path, fake_llm: FakeOpenAI
+) -> None:
+    fake_llm.reply("Analysis", analysis("smalltalk", reply="안녕하세요! 무엇을 도와드릴까요?"))
+    async with agent(squad_kb, tmp_path, llm=fake_llm) as runner:
+        final = await runner.ask(Turn("안녕하세요"))
+    assert final.route == "smalltalk" and final.llm_calls == 1
+    assert final.answer == "안녕하세요! 무엇을 도와드릴까요?"
