@@ -118,7 +118,9 @@ class GitSource:
                 "git is not installed: install it (e.g. apt-get install git)"
             ) from None
         except subprocess.TimeoutExpired:
-            raise SourceError(f"`git {args[0]}` took over 10 minutes; is {self.target} reachable?")
+            raise SourceError(
+                f"`git {args[0]}` took over 10 minutes; is {self.target} reachable?"
+            ) from None
         if done.returncode != 0:
             message = done.stderr.decode("utf-8", "replace").strip().splitlines()
             raise SourceError(
