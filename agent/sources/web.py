@@ -94,7 +94,7 @@ class _Visit:
 class WebSource:
     def __init__(self, spec: SourceSpec, ctx: KindContext) -> None:
         if not spec.target.startswith(("http://", "https://")):
-            raise SourceError(f"a web source needs an http(s):// URL, not {spec.target!r}")
+            raise ValueError(f"a web source needs an http(s):// URL, not {spec.target!r}")
         self.spec = spec
         self.start = spec.target
         self.site = urlsplit(spec.target).netloc
