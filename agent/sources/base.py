@@ -17,7 +17,7 @@ Item = IngestItem | FileResult
 """A document to ingest, or a result the kind already knows (unchanged, skipped, failed)."""
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]{0,127}$")
 _INTERVAL = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhd]?)$")
 _UNITS = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 

@@ -73,6 +73,24 @@ def _git(spec: SourceSpec, ctx: KindContext) -> SourceKind:
     return GitSource(spec, ctx)
 
 
+def _confluence(spec: SourceSpec, ctx: KindContext) -> SourceKind:
+    from agent.sources.confluence import ConfluenceSource
+
+    return ConfluenceSource(spec, ctx)
+
+
+def _notion(spec: SourceSpec, ctx: KindContext) -> SourceKind:
+    from agent.sources.notion import NotionSource
+
+    return NotionSource(spec, ctx)
+
+
+def _gdrive(spec: SourceSpec, ctx: KindContext) -> SourceKind:
+    from agent.sources.gdrive import DriveSource
+
+    return DriveSource(spec, ctx)
+
+
 HTTP_OPTIONS = {
     "max_bytes": "skip documents larger than this many bytes (default 5 MB)",
     "timeout_s": "seconds one request may take (default 30)",
@@ -105,6 +123,36 @@ def default_registry() -> KindRegistry:
                 "web_url": "repository page for citation links, when not GitHub/GitLab",
                 "max_bytes": HTTP_OPTIONS["max_bytes"],
             },
+        )
+    )
+    auth = {
+        "token_env": "environment variable holding the API token",
+        "api_url": "API base URL (default: the service's public API)",
+        **HTTP_OPTIONS,
+    }
+    registry.register(
+        KindInfo(
+            "confluence",
+            "a Confluence space (cloud or server) by space key",
+            _confluence,
+            {
+                **auth,
+                "api_url": "your Confluence site, e.g. https://your-team.atlassian.net/wiki",
+                "user_env": "environment variable holding the account e-mail (Confluence "
+                "Cloud); unset = the token is a server personal access token",
+                "attachments": "also load the pages' attachments (pdf, docx, txt, md)",
+            },
+        )
+    )
+    registry.register(
+        KindInfo("notion", "a Notion database or page tree, by id", _notion, dict(auth))
+    )
+    registry.register(
+        KindInfo(
+            "gdrive",
+            "a Google Drive folder by id: Docs, Sheets (CSV), PDF and text files",
+            _gdrive,
+            dict(auth),
         )
     )
     return registry
