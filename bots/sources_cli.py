@@ -75,7 +75,7 @@ def default_name(kind: str, target: str) -> str:
 @sources_app.command("add")
 def add(
     kind: Annotated[
-        str, typer.Argument(help="web, git, confluence, notion, gdrive, slack, discord.")
+        str, typer.Argument(help="web, git, confluence, notion or gdrive.")
     ],
     target: Annotated[str, typer.Argument(help="URL, repository, space key, id or channel.")],
     name: Annotated[
