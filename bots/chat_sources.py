@@ -8,5 +8,5 @@ from bots.settings import Settings
 
 
 def register_chat_kinds(registry: KindRegistry, settings: Settings) -> None:
-    """The slack and discord history kinds register here (not built yet: see docs/sources.md)."""
+    """The slack and discord history kinds register here (not built yet)."""
     del registry, settings
