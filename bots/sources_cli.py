@@ -3,7 +3,9 @@ keeps in sync with, from the terminal."""
 
 from __future__ import annotations
 
+import asyncio
 import re
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,6 +17,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from adapters.chat.history import own_scope
 from agent.retrieval.ingest import (
     FileResult,
     IngestReport,
@@ -31,11 +34,13 @@ from agent.sources.base import (
     parse_interval,
     validate_name,
 )
+from agent.sources.locks import SyncLock
 from agent.sources.store import SourceExistsError, SourceState
 from agent.sources.sync import SourceSync, SyncOutcome
+from bots.chat_sources import CHAT_KINDS
 from bots.common import err, fail, knowledge_base, settings_or_exit
 from bots.settings import Settings
-from bots.sources_wiring import open_source_sync
+from bots.sources_wiring import open_source_sync, sync_lock
 
 sources_app = typer.Typer(
     help="The places your documents live (websites, Git, wikis, drives), kept in sync.",
@@ -66,6 +71,8 @@ def default_name(kind: str, target: str) -> str:
         base = parts.netloc + (
             "-" + parts.path.strip("/").split("/")[0] if parts.path.strip("/") else ""
         )
+    elif kind in CHAT_KINDS:
+        base = f"{kind}-{target}"
     else:
         base = target.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git") or kind
     slug = re.sub(r"[^a-z0-9_.-]+", "-", base.lower()).strip("-.")[:64]
@@ -75,7 +82,7 @@ def default_name(kind: str, target: str) -> str:
 @sources_app.command("add")
 def add(
     kind: Annotated[
-        str, typer.Argument(help="web, git, confluence, notion or gdrive.")
+        str, typer.Argument(help="web, git, confluence, notion, gdrive, slack or discord.")
     ],
     target: Annotated[str, typer.Argument(help="URL, repository, space key, id or channel.")],
     name: Annotated[
@@ -107,10 +114,13 @@ def add(
         "max_bytes": max_bytes, "timeout_s": timeout_s,
     }  # fmt: skip
     scopes = scope or [settings.default_scope]
-    if len(scopes) > 1 and kind not in ("slack", "discord"):
-        raise fail(
-            f"a {kind} source's documents have one scope; pass --scope once (got {scopes})", 2
-        )
+    if len(scopes) > 1:
+        raise fail(f"a source's documents have one scope; pass --scope once (got {scopes})", 2)
+    if kind in CHAT_KINDS:
+        # A channel's history follows the channel rules (worked out at each sync) unless
+        # --scope says otherwise; the catalog shows the private fallback until then.
+        options["scope"] = scope[0] if scope else None
+        scopes = scope or [own_scope(kind, target)]
     with _sync_engine(settings) as sync:
         try:
             checked = sync.registry.check_options(kind, options)
@@ -120,7 +130,7 @@ def add(
                 target,
                 validate_scope(scopes[0]),
                 parse_interval(every),
-                checked | ({"scopes": scopes} if len(scopes) > 1 else {}),
+                checked,
             )
             _try_build(sync, spec)
             sync.store.add(spec)
@@ -196,12 +206,17 @@ def remove(name: Annotated[str, typer.Argument(help="The source to remove.")]) -
     out.print(f"Removed source {name} and its {len(report.results)} documents.", highlight=False)
 
 
+BUSY_EXIT = 75  # EX_TEMPFAIL: nothing failed, but a source was being synced elsewhere
+
+
 def sync_command(
     names: Annotated[
         list[str] | None, typer.Argument(help="Sources to sync (default: all).")
     ] = None,
 ) -> None:
-    """Sync sources now, with progress; exits 1 if any source failed (the reason is shown)."""
+    """Sync sources now, with progress. Exits 1 if a source failed (the reason is shown),
+    75 if none failed but one was being synced by another process (a bot) and was left
+    to it."""
     settings = settings_or_exit()
     with _sync_engine(settings) as sync:
         known = {s.spec.name for s in sync.store.all()}
@@ -214,25 +229,64 @@ def sync_command(
         if not wanted:
             out.print("No sources yet: add one with `teamrag sources add KIND TARGET`.")
             return
-        outcomes = [_sync_one(sync, name) for name in wanted]
-    _summary(outcomes)
-    failed = [o for o in outcomes if o.error]
-    for o in failed:
-        err.print(f"[red]error:[/red] source {o.name}: {o.error}", highlight=False, soft_wrap=True)
-    if failed:
-        raise typer.Exit(1)
-
-
-def _sync_one(sync: SourceSync, name: str) -> SyncOutcome:
-    with _bar(f"Syncing {name}") as progress:
         try:
-            return sync.sync(name, progress=progress)
+            results = asyncio.run(_sync_all(settings, sync, wanted))
         except KeyboardInterrupt:
             err.print(
                 "Interrupted. Documents finished so far are searchable; run `teamrag sync` "
                 "again to finish."
             )
             raise typer.Exit(130) from None
+    outcomes = [o for o in results if o is not None]
+    busy = [name for name, o in zip(wanted, results, strict=True) if o is None]
+    if outcomes:
+        _summary(outcomes)
+    for name in busy:
+        err.print(
+            f"[yellow]skipped:[/yellow] source {name} is being synced by another process (a "
+            "bot's scheduler or another `teamrag sync`); its result shows in `teamrag sources "
+            "list` when it ends",
+            highlight=False,
+            soft_wrap=True,
+        )
+    failed = [o for o in outcomes if o.error]
+    for o in failed:
+        err.print(f"[red]error:[/red] source {o.name}: {o.error}", highlight=False, soft_wrap=True)
+    if failed:
+        raise typer.Exit(1)
+    if busy:
+        raise typer.Exit(BUSY_EXIT)
+
+
+async def _sync_all(
+    settings: Settings, sync: SourceSync, names: list[str]
+) -> list[SyncOutcome | None]:
+    """Each source under the lock the bots' scheduler takes (``None``: another process
+    holds it), so a manual sync never overlaps a bot's."""
+    link = (
+        RedisLink(settings.redis_url, retry_s=settings.redis_retry_s)
+        if settings.redis_url
+        else None
+    )
+    lock = sync_lock(settings, link)
+    try:
+        return [await _sync_one(sync, lock, name) for name in names]
+    finally:
+        if link is not None:
+            await link.aclose()
+
+
+async def _sync_one(sync: SourceSync, lock: SyncLock, name: str) -> SyncOutcome | None:
+    stop = threading.Event()
+    async with lock.hold(name) as mine:
+        if not mine:
+            return None
+        with _bar(f"Syncing {name}") as progress:
+            try:
+                return await asyncio.to_thread(sync.sync, name, progress=progress, stop=stop.is_set)
+            except asyncio.CancelledError:  # Ctrl-C: the sync ends after its batch
+                stop.set()
+                raise
 
 
 @contextmanager

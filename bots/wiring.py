@@ -188,6 +188,7 @@ async def open_chat_services(
     """
     if rules is None:
         rules = load_channel_rules(settings.channels_file, settings.channels)
+    rules = rules.with_default_scope(settings.default_scope)
     async with open_link(settings) as link:
         feedback = shared_feedback_store(settings, link)
         usage = usage_store(settings, link)

@@ -91,6 +91,19 @@ class ChannelRules(BaseModel):
         merged = {k: {**base, **v} if isinstance(v, dict) else v for k, v in channels.items()}
         return {**data, "channels": merged}
 
+    def with_default_scope(self, scope: str) -> ChannelRules:
+        """The rules with ``scope`` where a rule names no scopes: a channel without
+        ``scopes`` searches the default scope only, never every scope (which would let it
+        cite a private channel's history)."""
+
+        def filled(rule: ChannelRule) -> ChannelRule:
+            return rule if rule.scopes else rule.model_copy(update={"scopes": frozenset({scope})})
+
+        return ChannelRules(
+            defaults=filled(self.defaults),
+            channels={k: filled(v) for k, v in self.channels.items()},
+        )
+
     def for_channel(self, channel: str, *, parent: str | None = None) -> ChannelRule:
         """The rule of ``channel``; a Discord thread falls back to its parent channel's."""
         if channel in self.channels:
