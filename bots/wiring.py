@@ -14,7 +14,7 @@ from typing import Any
 from adapters.chat.channels import ChannelRules, load_channel_rules
 from adapters.chat.metrics import Metrics
 from adapters.chat.observe import observed
-from adapters.chat.services import ChatServices
+from adapters.chat.services import ChatServices, learner
 from agent.config import AgentConfig, Features
 from agent.deps import Deps
 from agent.graph import build_graph
@@ -208,6 +208,7 @@ async def open_chat_services(
                         metrics=metrics,
                         queue_for=turn_queues(settings, link),
                         link=link,
+                        learn=learner(kb),
                     )
                 finally:
                     await run.drain()  # the records of the last answers

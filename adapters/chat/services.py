@@ -17,7 +17,21 @@ from adapters.chat.live import RunTurn
 from adapters.chat.metrics import Metrics
 from adapters.chat.queue import LocalTurnQueue, TurnQueue
 from adapters.chat.ratelimit import LocalRateLimiter, RateLimiter
+from agent.retrieval.ingest import FileResult, IngestItem, Ingestor
+from agent.retrieval.knowledge_base import KnowledgeBase
 from agent.shared.link import RedisLink
+
+Learn = Callable[[IngestItem, str], FileResult]
+"""Ingest one document into a scope (a file shared with the bot); blocking."""
+
+
+def learner(kb: KnowledgeBase) -> Learn:
+    """The one ingestion path (``teamrag ingest``'s), for a document at a time."""
+
+    def learn(item: IngestItem, scope: str) -> FileResult:
+        return Ingestor(kb).ingest([item], scope=scope).results[0]
+
+    return learn
 
 
 def _local_queue(platform: str) -> TurnQueue:
@@ -38,6 +52,8 @@ class ChatServices:
     queue_for: Callable[[str], TurnQueue] = _local_queue
     # The process's Redis (None: in-process state), for the bots' readiness checks.
     link: RedisLink | None = None
+    # Files shared with the bot are learned through this (None: the bot does not learn).
+    learn: Learn | None = None
 
     async def admit(self, platform: str, workspace: str, user: str) -> float | None:
         """None when this user may ask now; else the seconds until they may ask again

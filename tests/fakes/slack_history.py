@@ -110,6 +110,7 @@ class HistoryAPI:
             "filetype": shared.name.rsplit(".", 1)[-1],
             "size": len(shared.data),
             "url_private_download": f"{self.root}/files/{shared.id}/{shared.name}",
+            "permalink": f"https://teamrag-test.slack.com/files/U0ALICE/{shared.id}/{shared.name}",
         }
 
     async def _download(self, request: web.Request) -> web.Response:
