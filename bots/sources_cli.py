@@ -137,8 +137,11 @@ def add(
         except (ValueError, SourceExistsError) as exc:
             raise fail(str(exc), 2) from None
     when = "at every sync" if spec.every_s == 0 else f"every {format_interval(spec.every_s)}"
+    where = f"scope {spec.scope}"
+    if kind in CHAT_KINDS and not scope:
+        where = f"scope from the channel rules; {spec.scope} if the channel is private"
     out.print(
-        f"Added source [bold]{spec.name}[/bold] ({kind} {target}, scope {spec.scope}), synced "
+        f"Added source [bold]{spec.name}[/bold] ({kind} {target}, {where}), synced "
         f"{when}. Run `teamrag sync {spec.name}` to load it now.",
         highlight=False,
     )

@@ -11,7 +11,9 @@ import asyncio
 import contextlib
 import logging
 import os
+import sqlite3
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 from agent.retrieval.knowledge_base import KnowledgeBase
 from agent.shared.link import RedisLink
@@ -27,6 +29,7 @@ from bots.wiring import agent_config
 log = logging.getLogger(__name__)
 
 STOP_WAIT_S = 60.0  # a sync under way ends after its current batch; this is the ceiling
+IDLE_POLL_S = 60.0  # a process without sources looks for a new one this often
 
 
 def build_registry(settings: Settings) -> KindRegistry:
@@ -70,25 +73,71 @@ def sync_lock(settings: Settings, link: RedisLink | None) -> SyncLock:
     return local if link is None else RedisSyncLock(link, local)
 
 
+def has_sources(catalog: Path) -> bool:
+    """Whether any source was added, without creating or writing anything: a process
+    without sources never opens the sources tables (nor waits on their lock)."""
+    if not catalog.exists():
+        return False
+    try:
+        with contextlib.closing(sqlite3.connect(catalog, timeout=1.0)) as db:
+            return db.execute("SELECT 1 FROM sources LIMIT 1").fetchone() is not None
+    except sqlite3.OperationalError as exc:
+        # No table yet: no source. Anything else (locked, say): let the store tell.
+        return "no such table" not in str(exc)
+
+
+async def _schedule(
+    settings: Settings,
+    kb: KnowledgeBase,
+    link: RedisLink | None,
+    stop: asyncio.Event,
+    idle_poll_s: float,
+) -> None:
+    """Wait (cheaply) until a source exists, then run the scheduler until ``stop``. Every
+    blocking step runs on a thread: the bot's event loop never waits on the catalog."""
+    try:
+        catalog = kb.data_dir / "catalog.sqlite3"
+        while not await asyncio.to_thread(has_sources, catalog):
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), idle_poll_s)
+            if stop.is_set():
+                return
+        with contextlib.ExitStack() as stack:
+            opened = open_source_sync(settings, kb, link)
+            sync = await asyncio.to_thread(stack.enter_context, opened)
+            try:
+                await SourceScheduler(sync, lock=sync_lock(settings, link)).run(stop)
+            finally:
+                await asyncio.to_thread(stack.close)
+    except Exception:  # the bot keeps answering; `teamrag sync` still works
+        log.exception("the source scheduler stopped; restart the bot to start it again")
+
+
 @contextlib.asynccontextmanager
 async def running_sources(
-    settings: Settings, kb: KnowledgeBase, link: RedisLink | None = None
-) -> AsyncIterator[SourceScheduler | None]:
-    """Run the scheduler beside whatever the caller does; stop it on the way out."""
+    settings: Settings,
+    kb: KnowledgeBase,
+    link: RedisLink | None = None,
+    *,
+    idle_poll_s: float = IDLE_POLL_S,
+) -> AsyncIterator[asyncio.Task[None] | None]:
+    """Run the scheduler beside whatever the caller does; stop it on the way out.
+
+    Entering returns at once: the scheduler starts on its own task, and opens the
+    sources only once one exists (checked every ``idle_poll_s``), so a bot's start never
+    waits on a lock or a sync, and a process without sources stops at once."""
     if not settings.sources_scheduler:
         yield None
         return
-    with open_source_sync(settings, kb, link) as sync:
-        scheduler = SourceScheduler(sync, lock=sync_lock(settings, link))
-        stop = asyncio.Event()
-        task = asyncio.create_task(scheduler.run(stop), name="teamrag-sources")
+    stop = asyncio.Event()
+    task = asyncio.create_task(
+        _schedule(settings, kb, link, stop, idle_poll_s), name="teamrag-sources"
+    )
+    try:
+        yield task
+    finally:
+        stop.set()
         try:
-            yield scheduler
-        finally:
-            stop.set()
-            try:
-                await asyncio.wait_for(task, STOP_WAIT_S)
-            except TimeoutError:
-                log.warning(
-                    "a source sync did not stop within %.0f s; left unfinished", STOP_WAIT_S
-                )
+            await asyncio.wait_for(task, STOP_WAIT_S)
+        except TimeoutError:
+            log.warning("a source sync did not stop within %.0f s; left unfinished", STOP_WAIT_S)

@@ -3,6 +3,7 @@ runs them, against a local site."""
 
 from __future__ import annotations
 
+import fcntl
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -95,3 +96,38 @@ def test_ingest_accepts_a_url_once(env: None, site: FakeSite, tmp_path: Path) ->
     assert site.requests["/"] == 0  # one page, no crawl
     broken = runner.invoke(app, ["ingest", "http://127.0.0.1:9/nothing.html"])
     assert broken.exit_code == 1 and "cannot connect" in broken.output
+
+
+def test_sync_leaves_a_source_another_process_is_syncing(
+    env: None, site: FakeSite, tmp_path: Path
+) -> None:
+    runner.invoke(app, ["sources", "add", "web", site.url + "/", "--name", "wiki"])
+    runner.invoke(app, ["sources", "add", "web", site.url + "/vpn.html", "--name", "vpn"])
+    # The lock a bot's scheduler takes (bots/sources_wiring.sync_lock, without Redis).
+    (tmp_path / "data" / "locks").mkdir(parents=True, exist_ok=True)
+    with open(tmp_path / "data" / "locks" / "source-wiki.lock", "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        busy = runner.invoke(app, ["sync"])
+        site.status["/vpn.html"] = 500
+        both = runner.invoke(app, ["sync"])
+    assert busy.exit_code == 75, busy.output
+    assert "source wiki is being synced by another process" in busy.output
+    assert "vpn" in busy.output and site.requests["/"] == 0
+    assert both.exit_code == 1  # a failure says more than a busy source
+    del site.status["/vpn.html"]
+    assert runner.invoke(app, ["sync"]).exit_code == 0  # released: synced now
+
+
+def test_add_slack_names_the_scope_and_warns_about_a_missing_token(
+    env: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SLACK_BOT_TOKEN", raising=False)
+    added = runner.invoke(app, ["sources", "add", "slack", "C0123ABCD", "--every", "2h"])
+    assert added.exit_code == 0, added.output
+    assert "SLACK_BOT_TOKEN is not set" in added.output  # a warning: the bot may have it
+    assert (
+        "Added source slack-c0123abcd (slack C0123ABCD, scope from the channel rules; "
+        "slack-c0123abcd if the channel is private), synced every 2h"
+    ) in added.output
+    chosen = runner.invoke(app, ["sources", "add", "discord", "42", "--scope", "eng"])
+    assert chosen.exit_code == 0 and "scope eng" in chosen.output
