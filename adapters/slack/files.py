@@ -21,7 +21,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.chat.history import history_scope
 from adapters.chat.phrases import language_of
-from adapters.chat.services import ChatServices
+from adapters.chat.services import ChatServices, Learn
 from adapters.slack.delivery import slack_error
 from adapters.slack.turns import PLATFORM, incoming
 from agent.retrieval.ingest import IngestItem, Status
@@ -64,9 +64,12 @@ async def learn_files(services: ChatServices, client: AsyncWebClient, body: dict
     if not await services.dedupe.first(*keys):
         return
     language = language_of(message.question(""))
+    learn = services.learn
+    if learn is None:  # the caller checks; a bot without a knowledge base learns nothing
+        return
     try:
         scope = await _scope(services, client, message.channel)
-        lines = [await _learn(services, client, f, scope, language) for f in event["files"]]
+        lines = [await _learn(learn, client, f, scope, language) for f in event["files"]]
     except SourceError as exc:
         lines = [say("no_scope", language, reason=str(exc))]
     await client.chat_postMessage(
@@ -86,7 +89,7 @@ async def _scope(services: ChatServices, client: AsyncWebClient, channel: str) -
 
 
 async def _learn(
-    services: ChatServices, client: AsyncWebClient, shared: dict[str, Any], scope: str,
+    learn: Learn, client: AsyncWebClient, shared: dict[str, Any], scope: str,
     language: str,
 ) -> str:  # fmt: skip
     name = str(shared.get("name") or shared.get("id"))
@@ -105,8 +108,7 @@ async def _learn(
         return say("failed", language, name=name, reason=str(exc))
     link = str(file.get("permalink") or file["url_private_download"])
     item = IngestItem(link, name, lambda: data, title=str(file.get("title") or name), link=link)
-    assert services.learn is not None
-    result = await asyncio.to_thread(services.learn, item, scope)
+    result = await asyncio.to_thread(learn, item, scope)
     if result.status in (Status.ADDED, Status.UPDATED):
         return say("learned", language, name=name, n=result.chunks, scope=scope)
     if result.status is Status.UNCHANGED:
