@@ -43,6 +43,8 @@ from bots.evaluation.command import evaluate
 from bots.logs import configure_logging
 from bots.records import feedback, usage
 from bots.settings import BotConfigError, Settings
+from bots.sources_cli import ingest_urls, sources_app, sync_command
+from bots.sources_wiring import running_sources
 from bots.users import users_app
 from bots.wiring import open_chat_services, open_runner, parts_in_use
 
@@ -53,6 +55,8 @@ app = typer.Typer(
 )
 app.add_typer(bench_app, name="bench")
 app.add_typer(users_app, name="users")
+app.add_typer(sources_app, name="sources")
+app.command("sync")(sync_command)
 app.command()(doctor)
 app.command("eval")(evaluate)
 app.command()(feedback)
@@ -72,21 +76,21 @@ def _scopes(scope: list[str] | None) -> frozenset[str] | None:
 
 @app.command()
 def ingest(
-    paths: Annotated[list[Path], typer.Argument(help="Files or folders to ingest.")],
+    paths: Annotated[list[str], typer.Argument(help="Files, folders or http(s):// URLs.")],
     scope: Annotated[str, typer.Option(help="Scope of these documents (who may see them).")] = "",
     prune: Annotated[
         bool, typer.Option(help="Remove documents under these folders whose files are gone.")
     ] = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="List ignored files.")] = False,
 ) -> None:
-    """Load md, txt, pdf, html and docx files into the knowledge base."""
+    """Load md, txt, pdf, html and docx files (or a web page, once) into the knowledge base."""
     settings = settings_or_exit()
     try:
         scope = validate_scope(scope or settings.default_scope)
     except ValueError as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
-    with knowledge_base(settings_or_exit()) as kb:
+    with knowledge_base(settings) as kb:
         with Progress(
             TextColumn("[bold]Ingesting"),
             BarColumn(),
@@ -102,8 +106,12 @@ def ingest(
                 name = Path(current).name if current else "done"
                 bar.update(task, completed=done, total=total, description=name)
 
+            urls = [p for p in paths if p.startswith(("http://", "https://"))]
+            files = [Path(p) for p in paths if p not in urls]
             try:
-                report = Ingestor(kb).run(paths, scope=scope, prune=prune, progress=progress)
+                report = Ingestor(kb).run(files, scope=scope, prune=prune, progress=progress)
+                if urls:
+                    report.results += ingest_urls(settings, kb, urls, scope, progress).results
             except KeyboardInterrupt:
                 # Each document switches versions atomically: what finished is searchable,
                 # the rest keeps its previous version, and the next run picks up from there.
@@ -195,7 +203,10 @@ async def _with_chat_services(
                 # SIGTERM (docker stop) ends a bot like Ctrl-C; the Slack bot replaces this
                 # with its own gentler stop that finishes the answers under way.
                 with startup_objects_frozen(), on_sigterm(stop):
-                    await use(services, kb)
+                    # Sources sync on their schedule in every long-running process:
+                    # the bots and the HTTP service alike.
+                    async with running_sources(settings, kb, services.link):
+                        await use(services, kb)
         except (MemoryBackendError, BotConfigError, RedisUnavailableError) as exc:
             raise fail(str(exc)) from None
 

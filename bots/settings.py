@@ -24,6 +24,11 @@ class Settings(BaseSettings):
         Path(".teamrag"), description="Folder for the embedded stores (catalog, vectors, BM25)."
     )
     default_scope: str = Field("public", description="Scope given to ingested documents.")
+    sources_scheduler: bool = Field(
+        True,
+        description="Sync the sources (`teamrag sources add`) at their intervals inside the "
+        "bots and `teamrag serve`; false leaves it to `teamrag sync`.",
+    )
 
     # Embeddings
     embeddings: Literal["use", "openai"] = Field(

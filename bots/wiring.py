@@ -14,7 +14,7 @@ from typing import Any
 from adapters.chat.channels import ChannelRules, load_channel_rules
 from adapters.chat.metrics import Metrics
 from adapters.chat.observe import observed
-from adapters.chat.services import ChatServices
+from adapters.chat.services import ChatServices, learner
 from agent.config import AgentConfig, Features
 from agent.deps import Deps
 from agent.graph import build_graph
@@ -187,9 +187,8 @@ async def open_chat_services(
     anything opens when it is wrong); an unreachable Redis raises ``RedisUnavailableError``.
     """
     if rules is None:
-        rules = load_channel_rules(
-            settings.channels_file, settings.channels, default_scope=settings.default_scope
-        )
+        rules = load_channel_rules(settings.channels_file, settings.channels)
+    rules = rules.with_default_scope(settings.default_scope)
     async with open_link(settings) as link:
         feedback = shared_feedback_store(settings, link)
         usage = usage_store(settings, link)
@@ -210,6 +209,7 @@ async def open_chat_services(
                         queue_for=turn_queues(settings, link),
                         link=link,
                         usage=usage,
+                        learn=learner(kb),
                     )
                 finally:
                     await run.drain()  # the records of the last answers

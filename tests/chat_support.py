@@ -8,7 +8,7 @@ from pathlib import Path
 
 from adapters.chat.channels import ChannelRules
 from adapters.chat.feedback import SqliteFeedbackStore
-from adapters.chat.services import ChatServices
+from adapters.chat.services import ChatServices, learner
 from agent.retrieval.knowledge_base import KnowledgeBase
 from tests.agent_support import agent
 from tests.fakes.openai_server import FakeOpenAI
@@ -33,6 +33,7 @@ async def chat_services(
                 feedback=feedback,
                 rules=rules or ChannelRules(),
                 update_interval_s=update_interval_s,
+                learn=learner(kb),
             )
     finally:
         feedback.close()

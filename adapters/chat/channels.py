@@ -91,6 +91,19 @@ class ChannelRules(BaseModel):
         merged = {k: {**base, **v} if isinstance(v, dict) else v for k, v in channels.items()}
         return {**data, "channels": merged}
 
+    def with_default_scope(self, scope: str) -> ChannelRules:
+        """The rules with ``scope`` where a rule names no scopes: a channel without
+        ``scopes`` searches the default scope only, never every scope (which would let it
+        cite a private channel's history)."""
+
+        def filled(rule: ChannelRule) -> ChannelRule:
+            return rule if rule.scopes else rule.model_copy(update={"scopes": frozenset({scope})})
+
+        return ChannelRules(
+            defaults=filled(self.defaults),
+            channels={k: filled(v) for k, v in self.channels.items()},
+        )
+
     def for_channel(self, channel: str, *, parent: str | None = None) -> ChannelRule:
         """The rule of ``channel``; a Discord thread falls back to its parent channel's."""
         if channel in self.channels:
@@ -113,15 +126,7 @@ def load_channel_rules(
     Resolved here, once: the knowledge base reads "no scopes" as every scope, so a rule
     left at None would let a channel cite documents ingested for another team.
     """
-    return _scoped(_load(path, inline), frozenset({validate_scope(default_scope)}))
-
-
-def _scoped(rules: ChannelRules, default: frozenset[str]) -> ChannelRules:
-    def fill(rule: ChannelRule) -> ChannelRule:
-        return rule if rule.scopes is not None else rule.model_copy(update={"scopes": default})
-
-    channels = {name: fill(rule) for name, rule in rules.channels.items()}
-    return rules.model_copy(update={"defaults": fill(rules.defaults), "channels": channels})
+    return _load(path, inline).with_default_scope(validate_scope(default_scope))
 
 
 def _load(path: Path | None, inline: str | None) -> ChannelRules:

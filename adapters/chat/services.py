@@ -18,7 +18,21 @@ from adapters.chat.metrics import Metrics
 from adapters.chat.queue import LocalTurnQueue, TurnQueue
 from adapters.chat.ratelimit import LocalRateLimiter, RateLimiter
 from adapters.chat.usage import UsageStore
+from agent.retrieval.ingest import FileResult, IngestItem, Ingestor
+from agent.retrieval.knowledge_base import KnowledgeBase
 from agent.shared.link import RedisLink
+
+Learn = Callable[[IngestItem, str], FileResult]
+"""Ingest one document into a scope (a file shared with the bot); blocking."""
+
+
+def learner(kb: KnowledgeBase) -> Learn:
+    """The one ingestion path (``teamrag ingest``'s), for a document at a time."""
+
+    def learn(item: IngestItem, scope: str) -> FileResult:
+        return Ingestor(kb).ingest([item], scope=scope).results[0]
+
+    return learn
 
 
 def _local_queue(platform: str) -> TurnQueue:
@@ -41,6 +55,8 @@ class ChatServices:
     link: RedisLink | None = None
     # The usage records every turn adds (for the HTTP service's usage reports).
     usage: UsageStore | None = None
+    # Files shared with the bot are learned through this (None: the bot does not learn).
+    learn: Learn | None = None
 
     async def admit(self, platform: str, workspace: str, user: str) -> float | None:
         """None when this user may ask now; else the seconds until they may ask again

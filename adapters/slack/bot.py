@@ -40,6 +40,7 @@ from adapters.slack.blocks import (
     question_block,
 )
 from adapters.slack.delivery import Place, Render, slack_error
+from adapters.slack.files import learn_files
 from adapters.slack.live import (
     OpenedAtOnce,
     PostReply,
@@ -108,6 +109,9 @@ class SlackBot:
     async def on_mention(self, body: dict[str, Any], client: AsyncWebClient, bot: str) -> None:
         if not_from_a_person(body["event"], bot) is None:
             with self._working():
+                if body["event"].get("files") and self.services.learn is not None:
+                    await learn_files(self.services, self.client, body)  # a file to learn
+                    return
                 await self._take(body, bot, follow_up=False)
 
     async def on_message(self, body: dict[str, Any], client: AsyncWebClient, bot: str) -> None:

@@ -1,10 +1,15 @@
 """Ingestion: find files, load, chunk, embed and switch each document's version atomically.
 
-Per file: unchanged (same bytes, same pipeline, same scope) is skipped;
+Per document: unchanged (same bytes, same pipeline, same scope) is skipped;
 changed is re-chunked and replaces the old version in one catalog
 transaction; unreadable is reported with the reason and the old version, if
 any, stays searchable. ``prune`` removes documents under the given folders
 whose files are gone.
+
+Files and remote documents (agent/sources/) take the same path: each is an
+:class:`IngestItem` (a catalog key, a name whose extension picks the loader, and
+its bytes), so a web page or a Git file is compared, chunked and switched exactly
+like a local file.
 """
 
 from __future__ import annotations
@@ -12,9 +17,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sized
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 
@@ -65,7 +70,30 @@ class IngestReport:
 
 
 ProgressCallback = Callable[[str, int, int], None]
-"""Called as (current file, files done, files total)."""
+"""Called as (current file, files done, files total); total is 0 while unknown."""
+
+
+@dataclass(frozen=True)
+class IngestItem:
+    """One document to ingest, wherever it comes from.
+
+    ``source`` is its key in the catalog (a path or a URL); ``name`` is a file name whose
+    extension picks the loader; ``read`` gives its bytes (a file is read only when its
+    turn comes). ``link`` replaces the loader's citation link; ``link_for`` gives a
+    chunk's own link from its text (a Git file links each passage to its lines).
+    """
+
+    source: str
+    name: str
+    read: Callable[[], bytes]
+    scope: str | None = None  # None: the scope of the run
+    title: str | None = None
+    link: str | None = None
+    link_for: Callable[[str], str | None] | None = None
+
+
+def file_item(path: Path) -> IngestItem:
+    return IngestItem(source=str(path), name=path.name, read=path.read_bytes)
 
 
 def validate_scope(scope: str) -> str:
@@ -153,23 +181,53 @@ class Ingestor:
         prune: bool = False,
         progress: ProgressCallback | None = None,
     ) -> IngestReport:
-        scope = validate_scope(scope)
         found = discover(paths)
-        report = IngestReport(list(found.problems))
+        report = self.ingest(
+            [file_item(p) for p in found.files], scope=scope, progress=progress, refresh=False
+        )
+        report.results[:0] = found.problems
+        if prune:
+            report.results.extend(self._prune(found.roots, set(map(str, found.files))))
+        self.kb.refresh_keyword_index()
+        return report
+
+    def ingest(
+        self,
+        items: Iterable[IngestItem | FileResult],
+        *,
+        scope: str = DEFAULT_SCOPE,
+        progress: ProgressCallback | None = None,
+        remove: Iterable[str] = (),
+        refresh: bool = True,
+        stop: Callable[[], bool] | None = None,
+    ) -> IngestReport:
+        """Ingest ``items`` (results a source already decided, such as "unchanged", pass
+        through to the report), then remove the documents whose keys are in ``remove``.
+
+        ``stop`` is polled between documents: when it says so, the run ends after the
+        batch under way, and every document finished so far stays switched in.
+        """
+        scope = validate_scope(scope)
+        report = IngestReport()
         self._collect_orphans()
-        total = len(found.files)
+        total = len(items) if isinstance(items, Sized) else 0
         waiting: list[_Prepared] = []
         in_flight: _Batch | None = None
+        done = 0
         with ThreadPoolExecutor(1, thread_name_prefix="teamrag-embed") as embedding:
 
             def submit(files: list[_Prepared]) -> _Batch:
                 texts = [c.text for f in files for c in f.chunks]
                 return _Batch(files, embedding.submit(self.kb.embedder.embed_documents, texts))
 
-            for done, path in enumerate(found.files):
+            for item in items:
+                if stop is not None and stop():
+                    break
                 if progress:
-                    progress(str(path), done, total)
-                outcome = self._prepare(path, scope)
+                    current = item.source if isinstance(item, IngestItem) else item.path
+                    progress(current, done, total)
+                done += 1
+                outcome = item if isinstance(item, FileResult) else self._prepare(item, scope)
                 if isinstance(outcome, FileResult):
                     report.results.append(outcome)
                     continue
@@ -184,17 +242,28 @@ class Ingestor:
             if waiting:
                 report.results.extend(self._write(submit(waiting)))
         if progress:
-            progress("", total, total)
-        if prune:
-            report.results.extend(self._prune(found.roots, set(map(str, found.files))))
-        self.kb.refresh_keyword_index()
+            progress("", done, max(total, done))
+        report.results.extend(self.remove(remove))
+        if refresh:
+            self.kb.refresh_keyword_index()
         return report
 
-    def _prepare(self, path: Path, scope: str) -> FileResult | _Prepared:
-        """Read, compare and chunk one file: a result if there is nothing to embed."""
-        source = str(path)
+    def remove(self, sources: Iterable[str]) -> list[FileResult]:
+        """Take the documents with these catalog keys out of the catalog and the vectors."""
+        results: list[FileResult] = []
+        for source in sources:
+            doc = self.kb.catalog.document_by_source(source)
+            if doc is not None:
+                self._delete_vectors(self.kb.catalog.remove_document(doc.doc_id))
+                results.append(FileResult(source, Status.REMOVED, doc.n_chunks))
+        return results
+
+    def _prepare(self, item: IngestItem, run_scope: str) -> FileResult | _Prepared:
+        """Read, compare and chunk one document: a result if there is nothing to embed."""
+        source = item.source
+        scope = validate_scope(item.scope) if item.scope is not None else run_scope
         try:
-            data = path.read_bytes()
+            data = item.read()
         except OSError as exc:
             return FileResult(source, Status.FAILED, reason=f"cannot read: {exc.strerror or exc}")
         content_hash = hashlib.sha256(data).hexdigest()
@@ -207,9 +276,13 @@ class Ingestor:
         ):
             return FileResult(source, Status.UNCHANGED, existing.n_chunks)
         try:
-            document = load_document(path, data)
+            document = load_document(Path(item.name), data)
         except LoadError as exc:
             return FileResult(source, Status.FAILED, reason=str(exc))
+        if item.title or item.link:
+            document = replace(
+                document, title=item.title or document.title, link=item.link or document.link
+            )
         doc_id = document_id(source)
         chunks = chunk_document(
             document,
@@ -219,6 +292,9 @@ class Ingestor:
             scope=scope,
             config=self.kb.chunking,
         )
+        if item.link_for is not None:
+            link_for = item.link_for
+            chunks = [replace(c, link=link_for(c.text) or c.link) for c in chunks]
         record = DocumentRecord(
             doc_id=doc_id,
             source=source,

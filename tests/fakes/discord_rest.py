@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from aiohttp import web
 
+from tests.fakes.discord_history import add_history_routes
 from tests.fakes.discord_payloads import (
     APP_ID,
     BOT,
@@ -287,4 +288,5 @@ def add_routes(app: web.Application, fake: FakeDiscord) -> None:
     )
     app.router.add_post(f"{api}/channels/{{channel_id}}/typing", typing)
     app.router.add_post(f"{api}/users/@me/channels", open_dm)
+    add_history_routes(app, fake, api)  # what the discord source kind reads
     app.router.add_route("*", "/{tail:.*}", unknown)

@@ -22,6 +22,7 @@ from urllib.parse import parse_qsl
 from aiohttp import WSMsgType, web
 
 from tests.fakes.background import BackgroundApp
+from tests.fakes.slack_history import HistoryAPI
 from tests.fakes.slack_limits import MARKDOWN_TOTAL, block_problems, chunk_problems, texts
 
 BOT_TOKEN = "xoxb-test-token"
@@ -83,7 +84,7 @@ class _Failure:
     times: int | None  # None: every call
 
 
-class FakeSlack:
+class FakeSlack(HistoryAPI):
     """Start with :meth:`start`; point clients at :attr:`base_url`."""
 
     def __init__(self) -> None:
@@ -97,8 +98,11 @@ class FakeSlack:
         self._lock = threading.Lock()
         self._sockets: list[web.WebSocketResponse] = []
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._init_history()
         app = web.Application(client_max_size=8 * 1024 * 1024)
         app.router.add_post("/api/{method}", self._api)
+        app.router.add_get("/api/{method}", self._api)  # slack_sdk reads with GET
+        app.router.add_get("/files/{id}/{name}", self._download)
         app.router.add_post("/respond/{key}", self._respond)
         app.router.add_get("/socket", self._socket)
         self._server = BackgroundApp(app)
@@ -373,11 +377,12 @@ class FakeSlack:
 
 
 async def _arguments(request: web.Request) -> dict[str, Any]:
-    """A Web API call's arguments, whether sent as JSON or as a form."""
+    """A Web API call's arguments, whether sent as JSON, as a form or in the query."""
+    data: dict[str, Any] = dict(request.query)
     if request.content_type == "application/json":
-        data: dict[str, Any] = await request.json()
-    else:
-        data = dict(parse_qsl(await request.text()))
+        data |= await request.json()
+    elif request.can_read_body:
+        data |= dict(parse_qsl(await request.text()))
     for key in ("blocks", "chunks", "attachments", "loading_messages"):
         if isinstance(data.get(key), str):
             data[key] = json.loads(data[key])

@@ -1,0 +1,199 @@
+"""Sources and their sync state, in the catalog's SQLite file.
+
+Beside the catalog (which knows documents, not where they came from) two tables:
+``sources`` (the spec, the checkpoint, when it last ran and how it went) and
+``source_documents`` (which catalog keys each source owns, so a deletion upstream or
+``teamrag sources remove`` knows what to take out). A separate connection to the same
+WAL file: the catalog's own transactions are untouched.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agent.sources.base import Checkpoint, SourceSpec
+from agent.sqlite_tx import immediate
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS sources (
+    name TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    target TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    every_s REAL NOT NULL,
+    options TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    last_sync REAL,            -- when the last sync ended, well or not
+    last_ok REAL,              -- when the last successful sync ended
+    last_error TEXT,           -- why the last sync failed; NULL after a success
+    failures INTEGER NOT NULL DEFAULT 0,  -- failed syncs in a row (the back-off)
+    next_run REAL NOT NULL,
+    documents INTEGER NOT NULL DEFAULT 0,
+    checkpoint TEXT NOT NULL DEFAULT '{}',
+    -- the scope and pipeline the checkpoint was made with: another one means a full load
+    basis TEXT NOT NULL DEFAULT ''
+);
+CREATE TABLE IF NOT EXISTS source_documents (
+    name TEXT NOT NULL,
+    source TEXT NOT NULL,
+    PRIMARY KEY (name, source)
+);
+"""
+
+
+@dataclass(frozen=True)
+class SourceState:
+    spec: SourceSpec
+    created_at: float
+    last_sync: float | None
+    last_ok: float | None
+    last_error: str | None
+    failures: int
+    next_run: float
+    documents: int
+    checkpoint: Checkpoint
+    basis: str
+
+
+class SourceExistsError(Exception):
+    pass
+
+
+class SourceStore:
+    def __init__(self, catalog_file: Path) -> None:
+        catalog_file.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.RLock()
+        self._db = sqlite3.connect(catalog_file, check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA busy_timeout=10000")
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def add(self, spec: SourceSpec, *, now: float | None = None) -> None:
+        now = time.time() if now is None else now
+        with self._lock, immediate(self._db):
+            if self._db.execute("SELECT 1 FROM sources WHERE name = ?", (spec.name,)).fetchone():
+                raise SourceExistsError(
+                    f"a source named {spec.name!r} exists; remove it first "
+                    f"(`teamrag sources remove {spec.name}`) or pick another --name"
+                )
+            self._db.execute(
+                "INSERT INTO sources (name, kind, target, scope, every_s, options, created_at, "
+                "next_run) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (spec.name, spec.kind, spec.target, spec.scope, spec.every_s,
+                 json.dumps(dict(spec.options), sort_keys=True), now, now),
+            )  # fmt: skip
+
+    def delete(self, name: str) -> None:
+        with self._lock, immediate(self._db):
+            self._db.execute("DELETE FROM sources WHERE name = ?", (name,))
+            self._db.execute("DELETE FROM source_documents WHERE name = ?", (name,))
+
+    def get(self, name: str) -> SourceState | None:
+        with self._lock:
+            row = self._db.execute(f"{_SELECT} WHERE name = ?", (name,)).fetchone()
+        return None if row is None else _state(row)
+
+    def all(self) -> list[SourceState]:
+        with self._lock:
+            rows = self._db.execute(f"{_SELECT} ORDER BY name").fetchall()
+        return [_state(r) for r in rows]
+
+    def due(self, now: float) -> list[SourceState]:
+        """Scheduled sources whose next run has come, the longest-waiting first."""
+        with self._lock:
+            rows = self._db.execute(
+                f"{_SELECT} WHERE every_s > 0 AND next_run <= ? ORDER BY next_run", (now,)
+            ).fetchall()
+        return [_state(r) for r in rows]
+
+    def next_wake(self) -> float | None:
+        with self._lock:
+            row = self._db.execute("SELECT MIN(next_run) FROM sources WHERE every_s > 0").fetchone()
+        return None if row[0] is None else float(row[0])
+
+    def members(self, name: str) -> set[str]:
+        with self._lock:
+            rows = self._db.execute("SELECT source FROM source_documents WHERE name = ?", (name,))
+            return {str(r[0]) for r in rows}
+
+    def owned_elsewhere(self, name: str, sources: Iterable[str]) -> set[str]:
+        """Of ``sources``, the keys another source also owns (they stay in the catalog)."""
+        wanted = list(sources)
+        found: set[str] = set()
+        with self._lock:
+            for start in range(0, len(wanted), 500):
+                batch = wanted[start : start + 500]
+                rows = self._db.execute(
+                    "SELECT source FROM source_documents WHERE name != ? AND source IN "
+                    f"({','.join('?' * len(batch))})",
+                    [name, *batch],
+                )
+                found.update(str(r[0]) for r in rows)
+        return found
+
+    def record_success(
+        self,
+        name: str,
+        *,
+        now: float,
+        next_run: float,
+        checkpoint: Checkpoint,
+        basis: str,
+        members: set[str],
+    ) -> None:
+        """One transaction: the new checkpoint and the new member list go together, so a
+        crash never leaves a checkpoint past documents that were not recorded."""
+        with self._lock, immediate(self._db):
+            old = {
+                str(r[0])
+                for r in self._db.execute(
+                    "SELECT source FROM source_documents WHERE name = ?", (name,)
+                )
+            }
+            self._db.executemany(
+                "DELETE FROM source_documents WHERE name = ? AND source = ?",
+                [(name, s) for s in old - members],
+            )
+            self._db.executemany(
+                "INSERT INTO source_documents VALUES (?, ?)", [(name, s) for s in members - old]
+            )
+            self._db.execute(
+                "UPDATE sources SET last_sync = ?, last_ok = ?, last_error = NULL, failures = 0, "
+                "next_run = ?, documents = ?, checkpoint = ?, basis = ? WHERE name = ?",
+                (now, now, next_run, len(members), json.dumps(checkpoint), basis, name),
+            )
+
+    def record_failure(self, name: str, *, now: float, next_run: float, error: str) -> None:
+        with self._lock:
+            self._db.execute(
+                "UPDATE sources SET last_sync = ?, last_error = ?, failures = failures + 1, "
+                "next_run = ? WHERE name = ?",
+                (now, error, next_run, name),
+            )
+
+
+_SELECT = (
+    "SELECT name, kind, target, scope, every_s, options, created_at, last_sync, last_ok, "
+    "last_error, failures, next_run, documents, checkpoint, basis FROM sources"
+)
+
+
+def _state(row: Any) -> SourceState:
+    (name, kind, target, scope, every_s, options, created_at, last_sync, last_ok, last_error,
+     failures, next_run, documents, checkpoint, basis) = row  # fmt: skip
+    spec = SourceSpec(name, kind, target, scope, float(every_s), json.loads(options))
+    return SourceState(
+        spec, float(created_at), last_sync, last_ok, last_error, int(failures), float(next_run),
+        int(documents), json.loads(checkpoint), str(basis),
+    )  # fmt: skip

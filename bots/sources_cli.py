@@ -1,0 +1,354 @@
+"""``teamrag sources add/list/remove`` and ``teamrag sync``: the sources a knowledge base
+keeps in sync with, from the terminal."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Annotated, Any
+from urllib.parse import urlsplit
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from adapters.chat.history import own_scope
+from agent.retrieval.ingest import (
+    FileResult,
+    IngestReport,
+    ProgressCallback,
+    Status,
+    validate_scope,
+)
+from agent.retrieval.knowledge_base import KnowledgeBase
+from agent.shared.link import RedisLink
+from agent.sources.base import (
+    SourceError,
+    SourceSpec,
+    format_interval,
+    parse_interval,
+    validate_name,
+)
+from agent.sources.locks import SyncLock
+from agent.sources.store import SourceExistsError, SourceState
+from agent.sources.sync import SourceSync, SyncOutcome
+from bots.chat_sources import CHAT_KINDS
+from bots.common import err, fail, knowledge_base, settings_or_exit
+from bots.settings import Settings
+from bots.sources_wiring import open_source_sync, sync_lock
+
+sources_app = typer.Typer(
+    help="The places your documents live (websites, Git, wikis, drives), kept in sync.",
+    no_args_is_help=True,
+)
+out = Console()
+
+
+@contextmanager
+def _sync_engine(settings: Settings) -> Iterator[SourceSync]:
+    link = (
+        RedisLink(settings.redis_url, retry_s=settings.redis_retry_s)
+        if settings.redis_url
+        else None
+    )
+    try:
+        with knowledge_base(settings) as kb, open_source_sync(settings, kb, link) as sync:
+            yield sync
+    finally:
+        if link is not None:
+            link.sync_client.close()  # the asyncio client never connected in a command
+
+
+def default_name(kind: str, target: str) -> str:
+    """A readable name from the target: ``docs.example.com``, ``handbook``, a space key."""
+    parts = urlsplit(target)
+    if kind == "web" and parts.netloc:
+        base = parts.netloc + (
+            "-" + parts.path.strip("/").split("/")[0] if parts.path.strip("/") else ""
+        )
+    elif kind in CHAT_KINDS:
+        base = f"{kind}-{target}"
+    else:
+        base = target.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git") or kind
+    slug = re.sub(r"[^a-z0-9_.-]+", "-", base.lower()).strip("-.")[:64]
+    return slug or kind
+
+
+@sources_app.command("add")
+def add(
+    kind: Annotated[
+        str, typer.Argument(help="web, git, confluence, notion, gdrive, slack or discord.")
+    ],
+    target: Annotated[str, typer.Argument(help="URL, repository, space key, id or channel.")],
+    name: Annotated[
+        str | None, typer.Option(help="Name for the source (default: from TARGET).")
+    ] = None,
+    scope: Annotated[list[str] | None, typer.Option(help="Scope of its documents.")] = None,
+    every: Annotated[str, typer.Option(help="Sync interval: 30m, 6h, 1d, or off.")] = "1h",
+    max_pages: Annotated[int | None, typer.Option(help="web: pages at most.")] = None,
+    depth: Annotated[int | None, typer.Option(help="web: link depth from the start page.")] = None,
+    branch: Annotated[str | None, typer.Option(help="git: branch.")] = None,
+    include: Annotated[list[str] | None, typer.Option(help="git: file glob, repeatable.")] = None,
+    code_comments: Annotated[bool, typer.Option(help="git: also comments in code.")] = False,
+    web_url: Annotated[str | None, typer.Option(help="git: repository web page for links.")] = None,
+    token_env: Annotated[str | None, typer.Option(help="Variable holding the API token.")] = None,
+    user_env: Annotated[
+        str | None, typer.Option(help="confluence: variable with the e-mail.")
+    ] = None,
+    api_url: Annotated[str | None, typer.Option(help="API base URL of the service.")] = None,
+    attachments: Annotated[bool, typer.Option(help="confluence: load attachments too.")] = False,
+    max_bytes: Annotated[int | None, typer.Option(help="Skip documents larger than this.")] = None,
+    timeout_s: Annotated[float | None, typer.Option(help="Seconds per request.")] = None,
+) -> None:
+    """Add a source; the bots sync it at its interval, `teamrag sync NAME` right now."""
+    settings = settings_or_exit()
+    options: dict[str, Any] = {
+        "max_pages": max_pages, "depth": depth, "branch": branch, "include": include,
+        "code_comments": code_comments, "web_url": web_url, "token_env": token_env,
+        "user_env": user_env, "api_url": api_url, "attachments": attachments,
+        "max_bytes": max_bytes, "timeout_s": timeout_s,
+    }  # fmt: skip
+    scopes = scope or [settings.default_scope]
+    if len(scopes) > 1:
+        raise fail(f"a source's documents have one scope; pass --scope once (got {scopes})", 2)
+    if kind in CHAT_KINDS:
+        # A channel's history follows the channel rules (worked out at each sync) unless
+        # --scope says otherwise; the catalog shows the private fallback until then.
+        options["scope"] = scope[0] if scope else None
+        scopes = scope or [own_scope(kind, target)]
+    with _sync_engine(settings) as sync:
+        try:
+            checked = sync.registry.check_options(kind, options)
+            spec = SourceSpec(
+                validate_name(name or default_name(kind, target)),
+                kind,
+                target,
+                validate_scope(scopes[0]),
+                parse_interval(every),
+                checked,
+            )
+            _try_build(sync, spec)
+            sync.store.add(spec)
+        except (ValueError, SourceExistsError) as exc:
+            raise fail(str(exc), 2) from None
+    when = "at every sync" if spec.every_s == 0 else f"every {format_interval(spec.every_s)}"
+    where = f"scope {spec.scope}"
+    if kind in CHAT_KINDS and not scope:
+        where = f"scope from the channel rules; {spec.scope} if the channel is private"
+    out.print(
+        f"Added source [bold]{spec.name}[/bold] ({kind} {target}, {where}), synced "
+        f"{when}. Run `teamrag sync {spec.name}` to load it now.",
+        highlight=False,
+    )
+
+
+def _try_build(sync: SourceSync, spec: SourceSpec) -> None:
+    """Catch a wrong target now; a missing secret only warns (the bot may have it)."""
+    try:
+        sync.registry.get(spec.kind).build(spec, sync.context(spec)).close()
+    except SourceError as exc:
+        err.print(f"[yellow]warning:[/yellow] {exc}", highlight=False, soft_wrap=True)
+
+
+def _ago(then: float | None, now: float) -> str:
+    if then is None:
+        return "never"
+    return _span(now - then) + " ago"
+
+
+def _span(seconds: float) -> str:
+    seconds = max(0.0, seconds)
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds / size:.0f}{unit}"
+    return f"{seconds:.0f}s"
+
+
+def _next(state: SourceState, now: float) -> str:
+    if state.spec.every_s <= 0:
+        return "manual"
+    return "due" if state.next_run <= now else "in " + _span(state.next_run - now)
+
+
+@sources_app.command("list")
+def list_sources() -> None:
+    """The sources, with their last sync, documents, next run and last error."""
+    settings = settings_or_exit()
+    with _sync_engine(settings) as sync:
+        states = sync.store.all()
+    if not states:
+        out.print("No sources yet: add one with `teamrag sources add KIND TARGET`.")
+        return
+    now = time.time()
+    table = Table(title=f"{len(states)} sources")
+    for column in ("name", "kind", "target", "scope", "every", "last sync", "documents",
+                   "next run", "last error"):  # fmt: skip
+        table.add_column(column, overflow="fold")
+    for s in states:
+        table.add_row(
+            s.spec.name, s.spec.kind, s.spec.target, s.spec.scope, format_interval(s.spec.every_s),
+            _ago(s.last_sync, now), str(s.documents), _next(s, now),
+            f"[red]{s.last_error}[/red]" if s.last_error else "",
+        )  # fmt: skip
+    out.print(table)
+
+
+@sources_app.command("remove")
+def remove(name: Annotated[str, typer.Argument(help="The source to remove.")]) -> None:
+    """Remove a source; its documents leave the knowledge base and the answer caches."""
+    settings = settings_or_exit()
+    with _sync_engine(settings) as sync:
+        if sync.store.get(name) is None:
+            raise fail(f"no source named {name!r}; `teamrag sources list` shows them", 2)
+        report = sync.remove(name)
+    out.print(f"Removed source {name} and its {len(report.results)} documents.", highlight=False)
+
+
+BUSY_EXIT = 75  # EX_TEMPFAIL: nothing failed, but a source was being synced elsewhere
+
+
+def sync_command(
+    names: Annotated[
+        list[str] | None, typer.Argument(help="Sources to sync (default: all).")
+    ] = None,
+) -> None:
+    """Sync sources now, with progress. Exits 1 if a source failed (the reason is shown),
+    75 if none failed but one was being synced by another process (a bot) and was left
+    to it."""
+    settings = settings_or_exit()
+    with _sync_engine(settings) as sync:
+        known = {s.spec.name for s in sync.store.all()}
+        wanted = names or sorted(known)
+        unknown = [n for n in wanted if n not in known]
+        if unknown:
+            raise fail(
+                f"no source named {', '.join(unknown)}; `teamrag sources list` shows them", 2
+            )
+        if not wanted:
+            out.print("No sources yet: add one with `teamrag sources add KIND TARGET`.")
+            return
+        try:
+            results = asyncio.run(_sync_all(settings, sync, wanted))
+        except KeyboardInterrupt:
+            err.print(
+                "Interrupted. Documents finished so far are searchable; run `teamrag sync` "
+                "again to finish."
+            )
+            raise typer.Exit(130) from None
+    outcomes = [o for o in results if o is not None]
+    busy = [name for name, o in zip(wanted, results, strict=True) if o is None]
+    if outcomes:
+        _summary(outcomes)
+    for name in busy:
+        err.print(
+            f"[yellow]skipped:[/yellow] source {name} is being synced by another process (a "
+            "bot's scheduler or another `teamrag sync`); its result shows in `teamrag sources "
+            "list` when it ends",
+            highlight=False,
+            soft_wrap=True,
+        )
+    failed = [o for o in outcomes if o.error]
+    for o in failed:
+        err.print(f"[red]error:[/red] source {o.name}: {o.error}", highlight=False, soft_wrap=True)
+    if failed:
+        raise typer.Exit(1)
+    if busy:
+        raise typer.Exit(BUSY_EXIT)
+
+
+async def _sync_all(
+    settings: Settings, sync: SourceSync, names: list[str]
+) -> list[SyncOutcome | None]:
+    """Each source under the lock the bots' scheduler takes (``None``: another process
+    holds it), so a manual sync never overlaps a bot's."""
+    link = (
+        RedisLink(settings.redis_url, retry_s=settings.redis_retry_s)
+        if settings.redis_url
+        else None
+    )
+    lock = sync_lock(settings, link)
+    try:
+        return [await _sync_one(sync, lock, name) for name in names]
+    finally:
+        if link is not None:
+            await link.aclose()
+
+
+async def _sync_one(sync: SourceSync, lock: SyncLock, name: str) -> SyncOutcome | None:
+    stop = threading.Event()
+    async with lock.hold(name) as mine:
+        if not mine:
+            return None
+        with _bar(f"Syncing {name}") as progress:
+            try:
+                return await asyncio.to_thread(sync.sync, name, progress=progress, stop=stop.is_set)
+            except asyncio.CancelledError:  # Ctrl-C: the sync ends after its batch
+                stop.set()
+                raise
+
+
+@contextmanager
+def _bar(title: str) -> Iterator[ProgressCallback]:
+    with Progress(
+        TextColumn(f"[bold]{title}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.description}"),
+        console=err,
+    ) as bar:
+        task = bar.add_task("", total=None)
+
+        def progress(current: str, done: int, total: int) -> None:
+            shown = current.rsplit("/", 1)[-1] or current if current else "done"
+            bar.update(task, completed=done, total=total or None, description=shown[:60])
+
+        yield progress
+
+
+def _summary(outcomes: list[SyncOutcome]) -> None:
+    table = Table(title="Sync summary")
+    columns = ("source", "added", "updated", "unchanged", "removed", "failed", "skipped", "result")
+    for column in columns:
+        table.add_column(column, justify="left" if column in ("source", "result") else "right")
+    for o in outcomes:
+        r = o.report
+        result = "[green]ok[/green]" if o.ok else f"[red]{'failed' if o.error else 'stopped'}[/red]"
+        counts = [r.count(s) for s in (Status.ADDED, Status.UPDATED, Status.UNCHANGED,
+                                       Status.REMOVED, Status.FAILED, Status.IGNORED)]  # fmt: skip
+        table.add_row(o.name, *map(str, counts), result)
+    out.print(table)
+    problems = [(o.name, x) for o in outcomes for x in o.report.results
+                if x.status in (Status.FAILED, Status.IGNORED)]  # fmt: skip
+    if problems:
+        detail = Table(title="Not loaded")
+        for column in ("source", "document", "reason"):
+            detail.add_column(column, overflow="fold")
+        for source, x in problems[:50]:
+            detail.add_row(source, x.path, x.reason)
+        out.print(detail)
+
+
+def ingest_urls(
+    settings: Settings,
+    kb: KnowledgeBase,
+    urls: list[str],
+    scope: str,
+    progress: ProgressCallback | None = None,
+) -> IngestReport:
+    """`teamrag ingest URL`: the page (or a sitemap's pages) once, as a web source that is
+    not kept; `teamrag sources add web URL` keeps it in sync."""
+    report = IngestReport()
+    with open_source_sync(settings, kb) as sync:
+        for url in urls:
+            spec = SourceSpec("one-off", "web", url, scope, 0, {"depth": 0})
+            try:
+                report.results.extend(sync.one_off(spec, progress).results)
+            except (SourceError, ValueError) as exc:
+                report.results.append(FileResult(url, Status.FAILED, reason=str(exc)))
+    return report

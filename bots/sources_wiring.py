@@ -1,0 +1,143 @@
+"""Sources in a process: the kind registry (with the chat platforms' history kinds), the
+sync engine wired to the answer caches, and the scheduler for long-running processes.
+
+``running_sources`` is what a long-running process (the bots, ``teamrag serve``) enters
+to keep the knowledge base in sync while it runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import sqlite3
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+from agent.retrieval.knowledge_base import KnowledgeBase
+from agent.shared.link import RedisLink
+from agent.sources.locks import FileSyncLock, RedisSyncLock, SyncLock
+from agent.sources.registry import KindRegistry, default_registry
+from agent.sources.scheduler import SourceScheduler
+from agent.sources.store import SourceStore
+from agent.sources.sync import SourceSync
+from bots.settings import Settings
+from bots.shared_state import answer_cache
+from bots.wiring import agent_config
+
+log = logging.getLogger(__name__)
+
+STOP_WAIT_S = 60.0  # a sync under way ends after its current batch; this is the ceiling
+IDLE_POLL_S = 60.0  # a process without sources looks for a new one this often
+
+
+def build_registry(settings: Settings) -> KindRegistry:
+    registry = default_registry()
+    from bots.chat_sources import register_chat_kinds
+
+    register_chat_kinds(registry, settings)
+    return registry
+
+
+@contextlib.contextmanager
+def open_source_sync(
+    settings: Settings, kb: KnowledgeBase, link: RedisLink | None = None
+) -> Iterator[SourceSync]:
+    """The sync engine; changed and deleted documents leave the answer caches (the
+    process's SQLite cache file, and Redis's when ``link`` is given)."""
+    store = SourceStore(kb.data_dir / "catalog.sqlite3")
+    cache, cache_file = answer_cache(settings, agent_config(settings), link)
+
+    def forget(doc_ids: list[str]) -> None:
+        cache.invalidate_documents(doc_ids)
+        if cache is not cache_file:
+            cache_file.invalidate_documents(doc_ids)  # this machine's fallback copy too
+
+    try:
+        yield SourceSync(
+            kb,
+            store,
+            build_registry(settings),
+            env=os.environ,
+            work_dir=settings.data_dir / "sources",
+            forget=forget,
+        )
+    finally:
+        cache_file.close()
+        store.close()
+
+
+def sync_lock(settings: Settings, link: RedisLink | None) -> SyncLock:
+    local = FileSyncLock(settings.data_dir / "locks")
+    return local if link is None else RedisSyncLock(link, local)
+
+
+def has_sources(catalog: Path) -> bool:
+    """Whether any source was added, without creating or writing anything: a process
+    without sources never opens the sources tables (nor waits on their lock)."""
+    if not catalog.exists():
+        return False
+    try:
+        with contextlib.closing(sqlite3.connect(catalog, timeout=1.0)) as db:
+            return db.execute("SELECT 1 FROM sources LIMIT 1").fetchone() is not None
+    except sqlite3.OperationalError as exc:
+        # No table yet: no source. Anything else (locked, say): let the store tell.
+        return "no such table" not in str(exc)
+
+
+async def _schedule(
+    settings: Settings,
+    kb: KnowledgeBase,
+    link: RedisLink | None,
+    stop: asyncio.Event,
+    idle_poll_s: float,
+) -> None:
+    """Wait (cheaply) until a source exists, then run the scheduler until ``stop``. Every
+    blocking step runs on a thread: the bot's event loop never waits on the catalog."""
+    try:
+        catalog = kb.data_dir / "catalog.sqlite3"
+        while not await asyncio.to_thread(has_sources, catalog):
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), idle_poll_s)
+            if stop.is_set():
+                return
+        with contextlib.ExitStack() as stack:
+            opened = open_source_sync(settings, kb, link)
+            sync = await asyncio.to_thread(stack.enter_context, opened)
+            try:
+                await SourceScheduler(sync, lock=sync_lock(settings, link)).run(stop)
+            finally:
+                await asyncio.to_thread(stack.close)
+    except Exception:  # the bot keeps answering; `teamrag sync` still works
+        log.exception("the source scheduler stopped; restart the bot to start it again")
+
+
+@contextlib.asynccontextmanager
+async def running_sources(
+    settings: Settings,
+    kb: KnowledgeBase,
+    link: RedisLink | None = None,
+    *,
+    idle_poll_s: float = IDLE_POLL_S,
+) -> AsyncIterator[asyncio.Task[None] | None]:
+    """Run the scheduler beside whatever the caller does; stop it on the way out.
+
+    Entering returns at once: the scheduler starts on its own task, and opens the
+    sources only once one exists (checked every ``idle_poll_s``), so a bot's start never
+    waits on a lock or a sync, and a process without sources stops at once."""
+    if not settings.sources_scheduler:
+        yield None
+        return
+    stop = asyncio.Event()
+    task = asyncio.create_task(
+        _schedule(settings, kb, link, stop, idle_poll_s), name="teamrag-sources"
+    )
+    try:
+        yield task
+    finally:
+        stop.set()
+        try:
+            await asyncio.wait_for(task, STOP_WAIT_S)
+        except TimeoutError:
+            log.warning("a source sync did not stop within %.0f s; left unfinished", STOP_WAIT_S)

@@ -1,0 +1,84 @@
+"""Sources on the real knowledge base: the store, the sync engine and a clock tests move."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from agent.retrieval.ingest import Status
+from agent.retrieval.knowledge_base import KnowledgeBase, SearchOptions
+from agent.sources.base import SourceSpec
+from agent.sources.registry import KindRegistry, default_registry
+from agent.sources.store import SourceStore
+from agent.sources.sync import Forget, SourceSync, SyncOutcome
+
+
+class Clock:
+    """Wall-clock seconds that only move when a test says so."""
+
+    def __init__(self, now: float = 1_000_000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@contextmanager
+def source_sync(
+    kb: KnowledgeBase,
+    tmp: Path,
+    *,
+    env: Mapping[str, str] | None = None,
+    registry: KindRegistry | None = None,
+    forget: Forget | None = None,
+    clock: Clock | None = None,
+) -> Iterator[SourceSync]:
+    store = SourceStore(kb.data_dir / "catalog.sqlite3")
+    try:
+        yield SourceSync(
+            kb,
+            store,
+            registry or default_registry(),
+            env=env or {},
+            work_dir=tmp / "work",
+            forget=forget,
+            clock=clock or Clock(),
+        )
+    finally:
+        store.close()
+
+
+def add(
+    sync: SourceSync,
+    name: str,
+    kind: str,
+    target: str,
+    *,
+    scope: str = "public",
+    every_s: float = 1800.0,
+    **options: Any,
+) -> SourceSpec:
+    spec = SourceSpec(
+        name, kind, target, scope, every_s, sync.registry.check_options(kind, options)
+    )
+    sync.store.add(spec, now=sync.clock())
+    return spec
+
+
+def counts(outcome: SyncOutcome) -> dict[str, int]:
+    report = outcome.report
+    return {s.value: report.count(s) for s in Status if report.count(s)}
+
+
+def reasons(outcome: SyncOutcome) -> dict[str, str]:
+    return {r.path: r.reason for r in outcome.report.results if r.reason}
+
+
+def found(kb: KnowledgeBase, query: str, scopes: frozenset[str] | None = None) -> str:
+    hits = kb.search(query, SearchOptions(k=10, scopes=scopes))
+    return "\n".join(f"{h.chunk.link} {h.chunk.text}" for h in hits)

@@ -1,0 +1,123 @@
+"""The scheduler: intervals on an injected clock, back-off, restart survival, one runner
+per source across workers (Redis lock and file lock), and a clean stop."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agent.retrieval.knowledge_base import KnowledgeBase
+from agent.shared.link import RedisLink
+from agent.sources.locks import FileSyncLock, RedisSyncLock
+from agent.sources.scheduler import SourceScheduler
+from agent.sources.sync import SyncOutcome
+from tests.fakes.web_site import FakeSite, html_page
+from tests.sources_support import Clock, add, source_sync
+
+
+@pytest.fixture
+def sites() -> Iterator[tuple[FakeSite, FakeSite]]:
+    good, bad = FakeSite(), FakeSite()
+    good.set_page("/", html_page("Deploys", "Deploys run through the KESTREL pipeline."))
+    bad.set_page("/", html_page("Broken", "This site is down."))
+    bad.status["/"] = 500
+    good.start()
+    bad.start()
+    yield good, bad
+    good.stop()
+    bad.stop()
+
+
+async def test_due_sources_run_and_a_failing_one_backs_off_while_the_other_keeps_time(
+    kb: KnowledgeBase, tmp_path: Path, sites: tuple[FakeSite, FakeSite]
+) -> None:
+    good, bad = sites
+    clock = Clock()
+    with source_sync(kb, tmp_path, clock=clock) as sync:
+        add(sync, "good", "web", good.url + "/", every_s=600)
+        add(sync, "bad", "web", bad.url + "/", every_s=600)
+        scheduler = SourceScheduler(sync, lock=FileSyncLock(tmp_path / "locks"), clock=clock)
+        first = {o.name: o for o in await scheduler.run_due()}
+        assert first["good"].ok and "HTTP 500" in (first["bad"].error or "")
+        assert await scheduler.run_due() == []  # nothing is due yet
+
+        clock.advance(60)  # the failing source's first back-off
+        retried = await scheduler.run_due()
+        assert [o.name for o in retried] == ["bad"] and bad.requests["/"] == 2
+        assert good.requests["/"] == 1
+
+        clock.advance(100)  # back-off doubled to 120 s: not yet
+        assert await scheduler.run_due() == []
+        bad.status.clear()
+        clock.advance(440)  # 600 s after the start: both are due
+        names = sorted(o.name for o in await scheduler.run_due() if o.ok)
+    assert names == ["bad", "good"]
+
+
+async def test_the_schedule_survives_a_restart(
+    kb: KnowledgeBase, tmp_path: Path, sites: tuple[FakeSite, FakeSite]
+) -> None:
+    good, _ = sites
+    clock = Clock()
+    with source_sync(kb, tmp_path, clock=clock) as sync:
+        add(sync, "good", "web", good.url + "/", every_s=3600)
+        await SourceScheduler(sync, lock=FileSyncLock(tmp_path / "l"), clock=clock).run_due()
+    clock.advance(1800)
+    with source_sync(kb, tmp_path, clock=clock) as restarted:  # a new process, same catalog
+        scheduler = SourceScheduler(restarted, lock=FileSyncLock(tmp_path / "l"), clock=clock)
+        assert await scheduler.run_due() == []
+        clock.advance(1800)
+        again = await scheduler.run_due()
+    assert [o.name for o in again] == ["good"] and good.requests["/"] == 2
+
+
+async def test_a_source_another_worker_holds_is_skipped_redis(
+    kb: KnowledgeBase, tmp_path: Path, sites: tuple[FakeSite, FakeSite], redis_link: RedisLink
+) -> None:
+    good, _ = sites
+    clock = Clock()
+    lock = RedisSyncLock(redis_link, FileSyncLock(tmp_path / "locks"), ttl_s=30)
+    other_worker = RedisSyncLock(redis_link, FileSyncLock(tmp_path / "other"), ttl_s=30)
+    with source_sync(kb, tmp_path, clock=clock) as sync:
+        add(sync, "good", "web", good.url + "/", every_s=600)
+        scheduler = SourceScheduler(sync, lock=lock, clock=clock)
+        async with other_worker.hold("good") as held:
+            assert held
+            assert await scheduler.run_due() == []
+            assert good.requests["/"] == 0
+        done = await scheduler.run_due()
+        assert [o.name for o in done] == ["good"]
+        assert await redis_link.client.exists(lock.key("good")) == 0  # released
+
+
+async def test_the_file_lock_keeps_two_processes_apart(tmp_path: Path) -> None:
+    first, second = FileSyncLock(tmp_path), FileSyncLock(tmp_path)
+    async with first.hold("docs") as mine, second.hold("docs") as theirs:
+        assert mine and not theirs
+    async with second.hold("docs") as now_mine:
+        assert now_mine
+
+
+async def test_run_syncs_then_stops_when_asked(
+    kb: KnowledgeBase, tmp_path: Path, sites: tuple[FakeSite, FakeSite]
+) -> None:
+    good, _ = sites
+    synced = asyncio.Event()
+    outcomes: list[SyncOutcome] = []
+
+    def seen(outcome: SyncOutcome) -> None:
+        outcomes.append(outcome)
+        synced.set()
+
+    with source_sync(kb, tmp_path) as sync:
+        add(sync, "good", "web", good.url + "/", every_s=600)
+        scheduler = SourceScheduler(sync, lock=FileSyncLock(tmp_path / "l"), on_outcome=seen)
+        stop = asyncio.Event()
+        task = asyncio.create_task(scheduler.run(stop))
+        await asyncio.wait_for(synced.wait(), 30)
+        stop.set()
+        await asyncio.wait_for(task, 10)
+    assert [o.name for o in outcomes] == ["good"] and outcomes[0].ok
