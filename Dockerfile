@@ -59,7 +59,8 @@ RUN smoke="$(mktemp -d)" \
 VOLUME ["/data"]
 # 3000: the Slack HTTP Events API (and /healthz /readyz /metrics on it too);
 # 9100: /healthz /readyz /metrics of every bot (TEAMRAG_OPS_PORT; 0 turns it off).
-EXPOSE 3000 9100
+# 8080: teamrag serve (the HTTP service, TEAMRAG_HTTP_PORT).
+EXPOSE 3000 8080 9100
 # Alive, not ready: a restart cures a stuck worker, not a Redis outage (/readyz says that).
 HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
     CMD ["python", "-c", "import os, sys, urllib.request; port = os.environ.get('TEAMRAG_OPS_PORT', '0'); sys.exit(0) if port == '0' else urllib.request.urlopen(f'http://127.0.0.1:{port}/healthz', timeout=4)"]

@@ -45,7 +45,7 @@ DOCKERFILE = REPO / "Dockerfile"
 COMPOSE_ONLY = {"COMPOSE_PROFILES", "POSTGRES_PASSWORD"}
 SERVERS = ("redis", "chroma", "postgres")
 BOTS = ("slack", "discord")
-TEAMRAG_SERVICES = ("ingest", *BOTS)
+TEAMRAG_SERVICES = ("ingest", "http", *BOTS)
 
 
 # --- .env.example ---------------------------------------------------------------------
@@ -182,6 +182,9 @@ def test_compose_points_every_teamrag_service_at_the_shared_parts() -> None:
         assert bot["environment"]["TEAMRAG_OPS_PORT"] == "9100"
         assert bot["depends_on"] == {s: {"condition": "service_healthy"} for s in SERVERS}
     assert "3000:3000" in services["slack"]["ports"]
+    http = services["http"]
+    assert http["command"][0] == "serve" and "8080:8080" in http["ports"]
+    assert "8080/healthz" in " ".join(http["healthcheck"]["test"])
     ingest = services["ingest"]
     assert ingest["profiles"] == ["ingest"] and ingest["command"] == ["ingest", "/docs"]
     assert "./docs-to-ingest:/docs:ro" in ingest["volumes"]
@@ -245,7 +248,7 @@ def test_dockerfile_is_multi_stage_and_non_root() -> None:
     users = [args for keyword, args in final if keyword == "USER"]
     assert users and users[-1].split(":")[0] not in ("root", "0"), users
     assert ("ENTRYPOINT", '["teamrag"]') in final
-    assert ("EXPOSE", "3000 9100") in final
+    assert ("EXPOSE", "3000 8080 9100") in final
     env = " ".join(args for keyword, args in final if keyword == "ENV")
     assert "TEAMRAG_DATA_DIR=/data" in env and "TEAMRAG_OPS_PORT=9100" in env
 
