@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from tests.agent_support import analysis, request_text, review, verdict
+from tests.fakes.openai_server import FakeOpenAI
 from tests.test_cli_agent import teamrag
 
 # A SQuAD-format set written here: two English and two Korean paragraphs.
@@ -131,3 +133,32 @@ def test_a_bad_line_is_named_and_an_empty_knowledge_base_says_what_to_do(
     empty = teamrag(["eval", str(good)], tmp_path / "data", tmp_path)
     assert empty.returncode == 1
     assert "is empty: run `teamrag ingest PATH` first" in empty.stderr
+
+
+async def test_with_an_llm_faithfulness_is_the_share_of_claims_the_cited_sources_support(
+    tmp_path: Path, fake_llm: FakeOpenAI
+) -> None:
+    one = {"data": [{"title": "Ops", "paragraphs": SQUAD["data"][0]["paragraphs"][:1]}]}
+    squad = tmp_path / "one.json"
+    squad.write_text(json.dumps(one), encoding="utf-8")
+    fake_llm.reply("Analysis", analysis())
+    fake_llm.reply("Review", review(0.9))
+    fake_llm.reply("text", "Backups are kept for 35 days in Seoul [1].")
+    fake_llm.reply("Verdict", verdict(True))
+    claims = [
+        {"claim": "Backups are kept for 35 days", "supported": True},
+        {"claim": "Backups are kept in Busan", "supported": False},
+    ]
+    fake_llm.reply("Claims", {"claims": claims})
+    env = {"OPENAI_BASE_URL": fake_llm.base_url, "OPENAI_API_KEY": "x"}
+    done = teamrag(
+        ["eval", str(squad), "--faithfulness", "--json"], tmp_path / "d", tmp_path, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)["summary"]
+    assert summary["mode"] == "llm" and summary["faithfulness"] == 0.5
+    assert summary["answer_contains"] == 1.0 and summary["llm_calls"] == 4
+    judged = [c.body for c in fake_llm.calls if c.task == "Claims"]
+    assert len(judged) == 1
+    # The judge read the cited passage itself, not only the answer.
+    assert "Backups are kept for 35 days in the Seoul region" in request_text(judged[0])
