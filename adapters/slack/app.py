@@ -22,7 +22,7 @@ import logging
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack import ask, feedback, messages
+from adapters.slack import ask, assistant, feedback, messages
 from adapters.slack.ask import ASK_COMMAND
 from adapters.slack.bot import SlackBot
 
@@ -59,6 +59,8 @@ def create_app(
         # again, so a worker dying between "200 OK" and the queue would lose it.
         process_before_response=True,
     )
+    # The pane's middleware first: it takes the messages of assistant threads (DMs).
+    assistant.register(app, bot)
     messages.register(app, bot)
     ask.register(app, bot)
     feedback.register(app, bot)
