@@ -5,8 +5,10 @@ answer (never another channel's)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 from adapters.chat.channels import ChannelRule, ChannelRules
 from agent.retrieval.ingest import IngestItem, Ingestor
@@ -108,3 +110,38 @@ async def test_a_question_gets_statuses_a_title_and_the_viewed_channels_document
     assert any(s not in ("is thinking…", "") for s in statuses)  # the agent's own steps
     titles = args(fake_slack, "assistant.threads.setTitle")
     assert [t["title"] for t in titles] == ["When is the Falcon deploy window?"]  # once
+
+
+async def test_app_home_shows_the_document_counts_in_the_users_scopes_and_admin_figures(
+    fake_slack: FakeSlack, kb: KnowledgeBase, tmp_path: Path
+) -> None:
+    fake_slack.admins.add(ALICE)
+    async with slack_bot(fake_slack, two_teams(kb), tmp_path, rules=RULES) as slack:
+        event = {"type": "app_home_opened", "user": ALICE, "channel": DM, "tab": "home"}
+        assert await slack.event(event) == 200
+        view = await until(lambda: fake_slack.views.get(ALICE))
+    text = "\n".join(b["text"]["text"] for b in view["blocks"])
+    assert "`team-a`: 1 documents" in text and "team-b" not in text  # the DM rule's scope
+    assert "How to ask" in text and "This week (admins)" in text
+
+
+async def test_the_message_shortcut_answers_the_message_in_its_thread(
+    fake_slack: FakeSlack, kb: KnowledgeBase, tmp_path: Path
+) -> None:
+    async with slack_bot(fake_slack, two_teams(kb), tmp_path, rules=RULES) as slack:
+        pasted = slack.next_ts()
+        payload = {
+            "type": "message_action", "callback_id": "ask_about_message",
+            "trigger_id": "trigger-shortcut-1", "team": {"id": TEAM},
+            "user": {"id": ALICE, "team_id": TEAM}, "channel": {"id": TEAM_A},
+            "message": {"type": "message", "user": "U0CUSTOMER", "ts": pasted,
+                        "text": "Falcon 배포 가능한 시간이 언제인가요?"},
+            "response_url": fake_slack.response_url("shortcut-1"),
+        }  # fmt: skip
+        status, _ = await slack.post(
+            urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded"
+        )
+        assert status == 200
+        answer = await until(lambda: fake_slack.answered(TEAM_A, pasted))
+    assert "14:00" in answer[0].markdown
+    assert fake_slack.calls_to("chat.startStream")[0].args["recipient_user_id"] == ALICE

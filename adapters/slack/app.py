@@ -22,7 +22,7 @@ import logging
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack import ask, assistant, feedback, messages
+from adapters.slack import ask, assistant, feedback, home, messages, shortcut
 from adapters.slack.ask import ASK_COMMAND
 from adapters.slack.bot import SlackBot
 
@@ -64,4 +64,6 @@ def create_app(
     messages.register(app, bot)
     ask.register(app, bot)
     feedback.register(app, bot)
+    home.register(app, bot)
+    shortcut.register(app, bot)
     return app
