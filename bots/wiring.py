@@ -210,6 +210,7 @@ async def open_chat_services(
                         link=link,
                         usage=usage,
                         learn=learner(kb),
+                        documents=kb.catalog.documents,
                     )
                 finally:
                     await run.drain()  # the records of the last answers

@@ -34,6 +34,7 @@ async def chat_services(
                 rules=rules or ChannelRules(),
                 update_interval_s=update_interval_s,
                 learn=learner(kb),
+                documents=kb.catalog.documents,
             )
     finally:
         feedback.close()

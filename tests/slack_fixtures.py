@@ -18,7 +18,9 @@ def fake_slack_server() -> Iterator[FakeSlack]:
 
 
 @pytest.fixture
-def fake_slack(fake_slack_server: FakeSlack) -> FakeSlack:
+def fake_slack(fake_slack_server: FakeSlack) -> Iterator[FakeSlack]:
     """The fake Slack, with no calls, messages or failures left from another test."""
     fake_slack_server.reset()
-    return fake_slack_server
+    yield fake_slack_server
+    # Every call the app made carried the arguments its method requires.
+    assert not fake_slack_server.missing_args, fake_slack_server.missing_args

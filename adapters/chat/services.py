@@ -18,6 +18,7 @@ from adapters.chat.metrics import Metrics
 from adapters.chat.queue import LocalTurnQueue, TurnQueue
 from adapters.chat.ratelimit import LocalRateLimiter, RateLimiter
 from adapters.chat.usage import UsageStore
+from agent.retrieval.catalog import DocumentRecord
 from agent.retrieval.ingest import FileResult, IngestItem, Ingestor
 from agent.retrieval.knowledge_base import KnowledgeBase
 from agent.shared.link import RedisLink
@@ -57,6 +58,9 @@ class ChatServices:
     usage: UsageStore | None = None
     # Files shared with the bot are learned through this (None: the bot does not learn).
     learn: Learn | None = None
+    # Every document in the knowledge base (the catalog), for what a surface shows of it
+    # (the assistant's suggested prompts, App Home); filter with adapters.chat.library.
+    documents: Callable[[], list[DocumentRecord]] = list
 
     async def admit(self, platform: str, workspace: str, user: str) -> float | None:
         """None when this user may ask now; else the seconds until they may ask again

@@ -1,4 +1,4 @@
-"""The Bolt app: which Slack request goes to which :class:`~adapters.slack.bot.SlackBot` method.
+"""The Bolt app: which Slack request goes to which listener module.
 
 Bolt acknowledges an event once its listener has taken it: checked it and queued it
 (durably, with Redis), a few milliseconds. The answer is worked on afterwards, from
@@ -7,20 +7,26 @@ within 3 seconds) and never hears "200 OK" for a question not yet queued. A slas
 command and a button click are acknowledged by the listener's first line, and the
 acknowledgement is sent when the listener returns. The same app serves the HTTP Events API
 (``app.web_app()``, one path for events, commands and clicks) and Socket Mode.
+
+The listeners, one module each: :mod:`~adapters.slack.messages` (mentions, DMs,
+follow-ups), :mod:`~adapters.slack.ask` (``/ask``), :mod:`~adapters.slack.feedback`
+(the thumbs), :mod:`~adapters.slack.assistant` (the AI-app pane),
+:mod:`~adapters.slack.home` (App Home) and :mod:`~adapters.slack.shortcut` (the
+"Ask about this message" shortcut).
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Any
 
-from slack_bolt.async_app import AsyncApp, AsyncBoltContext
+from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.blocks import FEEDBACK_ACTION
+from adapters.slack import ask, assistant, feedback, home, messages, shortcut
+from adapters.slack.ask import ASK_COMMAND
 from adapters.slack.bot import SlackBot
 
-ASK_COMMAND = "/ask"
+__all__ = ["ASK_COMMAND", "create_app"]
 
 
 class _SameToken(logging.Filter):
@@ -53,28 +59,11 @@ def create_app(
         # again, so a worker dying between "200 OK" and the queue would lose it.
         process_before_response=True,
     )
-
-    @app.event("app_mention")
-    async def mention(
-        body: dict[str, Any], client: AsyncWebClient, context: AsyncBoltContext
-    ) -> None:
-        await bot.on_mention(body, client, context.bot_user_id or "")
-
-    @app.event("message")
-    async def message(
-        body: dict[str, Any], client: AsyncWebClient, context: AsyncBoltContext
-    ) -> None:
-        await bot.on_message(body, client, context.bot_user_id or "")
-
-    @app.command(ASK_COMMAND)
-    async def ask(
-        ack: Any, body: dict[str, Any], client: AsyncWebClient, context: AsyncBoltContext
-    ) -> None:
-        await bot.on_ask(body, ack, client, context.bot_user_id or "")
-
-    @app.action(FEEDBACK_ACTION)
-    async def feedback(ack: Any, body: dict[str, Any], client: AsyncWebClient) -> None:
-        await ack()
-        await bot.on_feedback(body, client)
-
+    # The pane's middleware first: it takes the messages of assistant threads (DMs).
+    assistant.register(app, bot)
+    messages.register(app, bot)
+    ask.register(app, bot)
+    feedback.register(app, bot)
+    home.register(app, bot)
+    shortcut.register(app, bot)
     return app

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from slack_sdk.errors import SlackApiError
@@ -258,6 +259,26 @@ class OpenedAtOnce:
 
     async def finish(self, final: Final) -> None:
         await self._opening
+        await self._reply.finish(final)
+
+
+class StatusSteps:
+    """A reply whose thread status (``assistant.threads.setStatus``) names the step the
+    agent is on: the assistant pane shows it under the thread while the answer comes."""
+
+    def __init__(self, reply: LiveReply, set_status: Callable[[str], Awaitable[None]]) -> None:
+        self._reply = reply
+        self._set_status = set_status
+        self._said = ""
+
+    async def show(self, view: LiveView) -> None:
+        current = view.current.text if view.current is not None else ""
+        if current and current != self._said:
+            self._said = current
+            await self._set_status(current)
+        await self._reply.show(view)
+
+    async def finish(self, final: Final) -> None:
         await self._reply.finish(final)
 
 

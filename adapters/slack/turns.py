@@ -15,7 +15,7 @@ itself or another bot (two bots answering each other would never stop).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 from adapters.slack.markup import mentions, mentions_someone_else, plain_question
@@ -45,6 +45,14 @@ class Incoming:
     thread_ts: str | None
     event_id: str
     client_msg_id: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """As queued (JSON), for :meth:`from_dict` on whichever worker answers."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Incoming:
+        return cls(**data)
 
     @property
     def thread_root(self) -> str:

@@ -31,6 +31,27 @@ TEAM = "T0TEAM"
 BOT_USER = "UBOT0001"
 BOT_ID = "BBOT0001"
 
+# The arguments each Web API method requires (Slack's reference): a call without one is
+# answered ``invalid_arguments`` and kept in ``FakeSlack.missing_args``, which the
+# ``fake_slack`` fixture fails the test on.
+REQUIRED: dict[str, tuple[str, ...]] = {
+    "chat.postMessage": ("channel",),
+    "chat.update": ("channel", "ts"),
+    "chat.postEphemeral": ("channel", "user"),
+    "chat.startStream": ("channel", "thread_ts"),
+    "chat.appendStream": ("channel", "ts"),
+    "chat.stopStream": ("channel", "ts"),
+    "assistant.threads.setStatus": ("channel_id", "thread_ts", "status"),
+    "assistant.threads.setSuggestedPrompts": ("channel_id", "thread_ts", "prompts"),
+    "assistant.threads.setTitle": ("channel_id", "thread_ts", "title"),
+    "views.publish": ("user_id", "view"),
+    "users.info": ("user",),
+    "conversations.replies": ("channel", "ts"),
+    "conversations.history": ("channel",),
+    "conversations.info": ("channel",),
+    "files.info": ("file",),
+}
+
 
 @dataclass
 class Call:
@@ -56,6 +77,7 @@ class Message:
     tasks: dict[str, tuple[str, str]] = field(default_factory=dict)  # id -> (title, status)
     state: str = "posted"  # posted, streaming, stopped
     edits: int = 0
+    metadata: dict[str, Any] | None = None
 
     @property
     def markdown(self) -> str:
@@ -91,6 +113,10 @@ class FakeSlack(HistoryAPI):
         self.calls: list[Call] = []
         self.messages: dict[str, Message] = {}
         self.socket_acks: list[dict[str, Any]] = []
+        self.missing_args: list[tuple[str, str]] = []  # (method, argument)
+        self.views: dict[str, dict[str, Any]] = {}  # user -> the App Home view published
+        self.admins: set[str] = set()
+        self.locales: dict[str, str] = {}  # user -> Slack locale ("ko-KR")
         self.base_url = ""
         self.root = ""
         self._failures: dict[str, list[_Failure]] = {}
@@ -123,6 +149,10 @@ class FakeSlack(HistoryAPI):
             self.messages.clear()
             self.socket_acks.clear()
             self._failures.clear()
+            self.missing_args.clear()
+            self.views.clear()
+            self.admins.clear()
+            self.locales.clear()
 
     def fail(
         self,
@@ -197,6 +227,11 @@ class FakeSlack(HistoryAPI):
         if token != expected:
             call.error = "invalid_auth"
             return web.json_response({"ok": False, "error": "invalid_auth"})
+        missing = [a for a in REQUIRED.get(method, ()) if a not in args]
+        if missing:
+            self.missing_args += [(method, a) for a in missing]
+            call.error = "invalid_arguments"
+            return web.json_response({"ok": False, "error": "invalid_arguments"})
         handler = getattr(self, "_" + method.replace(".", "_"), None)
         if handler is None:
             call.error = "unknown_method"
@@ -243,6 +278,7 @@ class FakeSlack(HistoryAPI):
             thread_ts=args.get("thread_ts") or None,
             text=str(args.get("text") or ""),
             blocks=list(args.get("blocks") or []),
+            metadata=_json(args.get("metadata")),
         )
         self.messages[message.ts] = message
         return {"channel": message.channel, "ts": message.ts, "message": {"text": message.text}}
@@ -258,6 +294,8 @@ class FakeSlack(HistoryAPI):
         message.blocks = list(args.get("blocks") or [])
         message.stream_text = ""  # an edit replaces everything the message showed
         message.edits += 1
+        if args.get("metadata"):
+            message.metadata = _json(args["metadata"])
         return {"channel": message.channel, "ts": message.ts}
 
     def _chat_postEphemeral(self, args: dict[str, Any]) -> dict[str, Any]:
@@ -311,6 +349,50 @@ class FakeSlack(HistoryAPI):
         if not args.get("channel_id") or not args.get("thread_ts") or "status" not in args:
             return {"ok": False, "error": "invalid_arguments"}
         return {}
+
+    def _assistant_threads_setSuggestedPrompts(self, args: dict[str, Any]) -> dict[str, Any]:
+        prompts = _json(args["prompts"])
+        if not isinstance(prompts, list) or not 1 <= len(prompts) <= 4:
+            return {"ok": False, "error": "invalid_arguments"}
+        if any(not p.get("title") or not p.get("message") for p in prompts):
+            return {"ok": False, "error": "invalid_arguments"}
+        return {}
+
+    def _assistant_threads_setTitle(self, args: dict[str, Any]) -> dict[str, Any]:
+        return {}
+
+    def _views_publish(self, args: dict[str, Any]) -> dict[str, Any]:
+        view = _json(args["view"])
+        if view.get("type") != "home" or not 1 <= len(view.get("blocks") or []) <= 100:
+            return {"ok": False, "error": "invalid_arguments"}
+        problems = block_problems(view["blocks"])
+        if problems:
+            return {"ok": False, "error": "invalid_blocks", "errors": problems}
+        self.views[str(args["user_id"])] = view
+        return {"view": view}
+
+    def _users_info(self, args: dict[str, Any]) -> dict[str, Any]:
+        user = str(args["user"])
+        info = {"id": user, "name": user.lower(), "is_admin": user in self.admins}
+        if args.get("include_locale") in (True, "true", "1", 1):
+            info["locale"] = self.locales.get(user, "en-US")
+        return {"user": info}
+
+    def _conversations_replies(self, args: dict[str, Any]) -> dict[str, Any]:
+        """People's messages (the history) and the bot's own, as Slack keeps both."""
+        channel, ts = str(args.get("channel")), str(args.get("ts"))
+        own = [
+            {"type": "message", "user": BOT_USER, "bot_id": BOT_ID, "ts": m.ts,
+             "thread_ts": m.thread_ts, "text": m.text, "blocks": m.blocks}
+            | ({"metadata": m.metadata} if m.metadata and args.get("include_all_metadata") else {})
+            for m in list(self.messages.values())
+            if m.channel == channel and ts in (m.ts, m.thread_ts)
+        ]  # fmt: skip
+        if not own:
+            return super()._conversations_replies(args)
+        people = [m for m in self.history.get(channel, []) if ts in (m["ts"], m.get("thread_ts"))]
+        thread = sorted(people + own, key=lambda m: float(m["ts"]))
+        return {"messages": thread, "has_more": False, "response_metadata": {"next_cursor": ""}}
 
     def _streaming(self, args: dict[str, Any]) -> Message | dict[str, Any]:
         message = self.messages.get(str(args.get("ts")))
@@ -374,6 +456,11 @@ class FakeSlack(HistoryAPI):
             if frame.type == WSMsgType.TEXT:
                 self.socket_acks.append(json.loads(frame.data))
         return ws
+
+
+def _json(value: Any) -> Any:
+    """A structured argument, whether sent in a JSON body or as a JSON string in a form."""
+    return json.loads(value) if isinstance(value, str) else value
 
 
 async def _arguments(request: web.Request) -> dict[str, Any]:

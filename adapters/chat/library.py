@@ -1,0 +1,47 @@
+"""What the knowledge base holds, as a chat surface shows it to one user: only the
+documents in the scopes the user may search there (a channel's rule decides), never
+the titles of another team's documents.
+
+Read from the catalog (``ChatServices.documents``); a few milliseconds for thousands of
+documents, so a surface asks when it opens rather than keeping a copy.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from agent.retrieval.catalog import DocumentRecord
+
+
+@dataclass(frozen=True)
+class Shelf:
+    """The documents one user may see the titles of."""
+
+    documents: tuple[DocumentRecord, ...]
+
+    @classmethod
+    def of(cls, documents: Sequence[DocumentRecord], scopes: frozenset[str] | None) -> Shelf:
+        """``scopes`` None is every scope: callers pass a rule's scopes, which
+        ``load_channel_rules`` always fills, so None only comes from a bare test rule."""
+        kept = [d for d in documents if scopes is None or d.scope in scopes]
+        return cls(tuple(sorted(kept, key=lambda d: d.ingested_at, reverse=True)))
+
+    def recent_titles(self, limit: int) -> list[str]:
+        """The newest documents' titles, each once."""
+        titles: list[str] = []
+        for doc in self.documents:
+            title = (doc.title or doc.source).strip()
+            if title and title not in titles:
+                titles.append(title)
+            if len(titles) == limit:
+                break
+        return titles
+
+    def counts_by_scope(self) -> list[tuple[str, int]]:
+        return sorted(Counter(d.scope for d in self.documents).items())
+
+    @property
+    def last_ingested(self) -> float | None:
+        return self.documents[0].ingested_at if self.documents else None

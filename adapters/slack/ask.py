@@ -1,0 +1,139 @@
+"""``/ask [-p] QUESTION``: a new message in the channel that becomes the answer, or an
+answer only the asker sees (``-p``).
+
+Slack needs the command acknowledged within 3 seconds: the gates run, the question is
+queued, and the acknowledgement says "thinking" to the asker of a private question.
+Where the bot cannot post (a channel it is not in) the answer goes through the
+command's ``response_url``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from slack_bolt.async_app import AsyncApp, AsyncBoltContext
+from slack_sdk.errors import SlackApiError
+
+from adapters.chat.live import LiveView
+from adapters.chat.phrases import language_of, phrase
+from adapters.chat.queue import Job
+from adapters.slack.blocks import progress_message, question_block
+from adapters.slack.bot import ASK, SlackBot
+from adapters.slack.delivery import Place, slack_error
+from adapters.slack.gates import (
+    Asking,
+    asking,
+    channel_rule,
+    ephemeral,
+    first_delivery,
+    has_question,
+    rate_limit,
+    reading,
+)
+from adapters.slack.live import PostReply, ResponseReply
+from adapters.slack.markup import escape, plain_question
+from adapters.slack.turns import PLATFORM, ask_options, thread_key
+from agent.events import Turn
+from agent.log_context import bind
+
+log = logging.getLogger(__name__)
+
+ASK_COMMAND = "/ask"
+
+
+def register(app: AsyncApp, bot: SlackBot) -> None:
+    services = bot.services
+    bot.handlers[ASK] = lambda job: answer(bot, job)
+
+    async def read(body: dict[str, Any], context: AsyncBoltContext) -> Asking:
+        _, raw = ask_options(str(body.get("text") or ""))
+
+        async def refuse(text: str) -> Any:
+            return ephemeral(text)
+
+        return Asking(
+            keys=(f"slack:{body['team_id']}:ask:{body.get('trigger_id')}",),
+            team=str(body["team_id"]),
+            channel=str(body["channel_id"]),
+            user=str(body["user_id"]),
+            question=plain_question(raw, context.bot_user_id or ""),
+            refuse=refuse,
+            empty_reason="ask_usage",
+        )
+
+    # Usage and channel first: a wrong command is told so even when sent twice.
+    gates = [has_question(), channel_rule(services), first_delivery(services), rate_limit(services)]
+
+    @app.command(ASK_COMMAND, middleware=[reading(read), *gates])
+    async def ask(ack: Any, body: dict[str, Any], context: AsyncBoltContext) -> None:
+        with bot.working(), bind(event_id=f"ask-{body.get('trigger_id')}"):
+            private, _ = ask_options(str(body.get("text") or ""))
+            question = asking(context).question
+            if private:  # "thinking" at once, to the asker only; the answer follows
+                await ack(response_type="ephemeral", text=phrase("thinking", language_of(question)))
+            else:
+                await ack()
+            trigger = f"ask-{body.get('trigger_id')}"
+            thread_id = ask_turn(bot, body, question, trigger).thread_id
+            payload = {"body": body, "private": private, "question": question}
+            await bot.queue.submit(Job(ASK, thread_id, payload, event_id=trigger))
+
+
+async def answer(bot: SlackBot, job: Job) -> None:
+    """Answer a queued ``/ask`` (on whichever worker took it)."""
+    body: dict[str, Any] = job.payload["body"]
+    question = str(job.payload["question"])
+    language = language_of(question)
+    channel, user = str(body["channel_id"]), str(body["user_id"])
+    url = str(body.get("response_url") or "")
+    trigger = f"ask-{body.get('trigger_id')}"
+    if job.payload["private"]:
+        turn = ask_turn(bot, body, question, trigger)
+        reply = responder(bot, url, turn, "ephemeral")
+        await bot.run(turn, reply, lambda: bot.respond_reason(url, language, "ephemeral"))
+        return
+    head = (question_block(user, question),)
+    try:
+        posted = await bot.client.chat_postMessage(
+            channel=channel,
+            text=escape(question),
+            blocks=progress_message(LiveView(), language, head).blocks,
+        )
+    except SlackApiError as exc:
+        # Not a member of this channel (or not allowed to post): answer via response_url.
+        log.info("cannot post the /ask answer in %s (%s)", channel, slack_error(exc))
+        turn = ask_turn(bot, body, question, trigger)
+        reply = responder(bot, url, turn, "in_channel")
+        await bot.run(turn, reply, lambda: bot.respond_reason(url, language, "in_channel"))
+        return
+    ts = str(posted["ts"])
+    await bot.threads.add(thread_key(str(body["team_id"]), channel, ts))
+    turn = ask_turn(bot, body, question, ts)
+    live = PostReply(
+        bot.client, Place(channel, None), language, bot.render(turn, head), ts=ts, head=head
+    )
+    place = Place(channel, ts)
+    await bot.run(turn, live, lambda: bot.post_reason(place, "turn_failed", language))
+
+
+def responder(bot: SlackBot, url: str, turn: Turn, response_type: str) -> ResponseReply:
+    return ResponseReply(
+        url, bot.render(turn), response_type=response_type, retry_handlers=bot.retry_handlers
+    )
+
+
+def ask_turn(bot: SlackBot, body: dict[str, Any], question: str, thread_root: str) -> Turn:
+    channel = str(body["channel_id"])
+    rule = bot.services.rules.for_channel(channel)
+    return Turn(
+        text=question,
+        platform=PLATFORM,
+        workspace=str(body["team_id"]),
+        channel=channel,
+        thread_root=thread_root,
+        user=str(body["user_id"]),
+        message_id=str(body.get("trigger_id") or ""),
+        scopes=rule.scopes,
+        persona=rule.persona or "",
+    )

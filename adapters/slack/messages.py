@@ -1,0 +1,79 @@
+"""Mentions, direct messages and follow-ups in the bot's threads (which message is for
+the bot: :mod:`adapters.slack.turns`).
+
+Each passes the gates (:mod:`adapters.slack.gates`) and is queued; the bot answers in
+the message's thread. A mention that carries files is a file to learn, not a question.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from slack_bolt.async_app import AsyncApp, AsyncBoltContext
+
+from adapters.slack.bot import SlackBot
+from adapters.slack.delivery import Place
+from adapters.slack.files import learn_files
+from adapters.slack.gates import Asking, asking, reading, standard
+from adapters.slack.turns import Incoming, addressed_message, incoming, not_from_a_person
+from agent.log_context import bind
+
+
+def message_asking(bot: SlackBot, message: Incoming, bot_user: str, *, follow_up: bool) -> Asking:
+    """A message as the gates see it; refusals are said in its thread."""
+    place = Place(message.channel, message.thread_root)
+
+    async def refuse(text: str) -> None:
+        await bot.post(place, text)
+
+    keys = (f"slack:event:{message.event_id}" if message.event_id else "", message.message_key)
+    return Asking(
+        keys=keys,
+        team=message.team,
+        channel=message.channel,
+        user=message.user,
+        question=message.question(bot_user),
+        refuse=refuse,
+        quiet_refusal=follow_up,
+    )
+
+
+def register(app: AsyncApp, bot: SlackBot) -> None:
+    services = bot.services
+
+    async def files_to_learn(body: dict[str, Any]) -> bool:
+        return bool(body["event"].get("files")) and services.learn is not None
+
+    @app.event("app_mention", matchers=[files_to_learn])
+    async def learn(body: dict[str, Any], context: AsyncBoltContext) -> None:
+        if not_from_a_person(body["event"], context.bot_user_id or "") is None:
+            with bot.working():
+                await learn_files(services, bot.client, body)
+
+    async def read_mention(body: dict[str, Any], context: AsyncBoltContext) -> Asking | None:
+        if not_from_a_person(body["event"], context.bot_user_id or "") is not None:
+            return None
+        return message_asking(bot, incoming(body), context.bot_user_id or "", follow_up=False)
+
+    async def read_message(body: dict[str, Any], context: AsyncBoltContext) -> Asking | None:
+        bot_user = context.bot_user_id or ""
+        how = addressed_message(body["event"], bot_user)
+        if how is None:
+            return None
+        message = incoming(body)
+        # A reply in a thread is for the bot only in its own threads, where the channel
+        # wants follow-ups; anything else is people talking to each other.
+        if how == "follow_up" and not (
+            services.rules.for_channel(message.channel).follow_ups
+            and await bot.threads.has(message.thread_key)
+        ):
+            return None
+        return message_asking(bot, message, bot_user, follow_up=how == "follow_up")
+
+    async def take(body: dict[str, Any], context: AsyncBoltContext) -> None:
+        message = incoming(body)
+        with bot.working(), bind(event_id=message.event_id or message.message_key):
+            await bot.take(message, asking(context).question)
+
+    app.event("app_mention", middleware=[reading(read_mention), *standard(services)])(take)
+    app.event("message", middleware=[reading(read_message), *standard(services)])(take)
