@@ -161,6 +161,18 @@ class Runner:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
 
+    async def forget(self, thread_id: str) -> None:
+        """Delete a thread's memory (its checkpoints), waiting for a turn under way on it.
+
+        A person who deletes a conversation expects what they said to be gone, not only
+        hidden from a list.
+        """
+        checkpointer = self.graph.checkpointer
+        if not isinstance(checkpointer, BaseCheckpointSaver):
+            return
+        async with self.locks.hold(thread_id):
+            await checkpointer.adelete_thread(thread_id)
+
     async def wait_idle(self) -> None:
         """Wait for the housekeeping of answered turns (before closing the stores)."""
         if self._housekeeping:

@@ -211,6 +211,7 @@ async def open_chat_services(
                         usage=usage,
                         learn=learner(kb),
                         documents=kb.catalog.documents,
+                        forget=runner.forget,
                     )
                 finally:
                     await run.drain()  # the records of the last answers

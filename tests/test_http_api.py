@@ -15,6 +15,8 @@ import jwt
 import pytest
 
 from agent.retrieval.knowledge_base import KnowledgeBase
+from adapters.http.context import conversation_thread_id
+from agent.memory.backends import open_checkpointer
 from tests.http_support import http_service, http_settings, parse_sse
 
 pytestmark = pytest.mark.slow
@@ -217,6 +219,25 @@ async def test_rename_delete_and_pages(sample_kb: KnowledgeBase, tmp_path: Path)
         assert (await client.get(f"/api/conversations/{ids[1]}")).status_code == 404
         left = (await client.get("/api/conversations")).json()["items"]
         assert {c["id"] for c in left} == {ids[0], ids[2]}
+
+
+async def test_deleting_a_conversation_deletes_its_memory_too(
+    sample_kb: KnowledgeBase, tmp_path: Path
+) -> None:
+    settings = http_settings(tmp_path)
+    async with (
+        http_service(sample_kb, settings) as service,
+        service.client(service.add_user("minji")) as client,
+    ):
+        body = (await client.post("/api/chat", json={"query": QUESTION})).json()
+        conversation = body["conversation_id"]
+        thread = conversation_thread_id(conversation)
+        async with open_checkpointer(None, settings.data_dir / "memory.sqlite") as saver:
+            kept = await saver.aget_tuple({"configurable": {"thread_id": thread}})
+        assert kept is not None  # the turn was remembered under the conversation's thread
+        assert (await client.delete(f"/api/conversations/{conversation}")).status_code == 204
+        async with open_checkpointer(None, settings.data_dir / "memory.sqlite") as saver:
+            assert await saver.aget_tuple({"configurable": {"thread_id": thread}}) is None
 
 
 async def test_a_streamed_turn_sends_progress_then_final_in_order(

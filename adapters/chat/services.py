@@ -7,7 +7,7 @@ adapters knowing.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from adapters.chat.channels import ChannelRules
@@ -61,6 +61,8 @@ class ChatServices:
     # Every document in the knowledge base (the catalog), for what a surface shows of it
     # (the assistant's suggested prompts, App Home); filter with adapters.chat.library.
     documents: Callable[[], list[DocumentRecord]] = list
+    # Delete a thread's memory by its thread id (a deleted HTTP conversation); None: kept.
+    forget: Callable[[str], Awaitable[None]] | None = None
 
     async def admit(self, platform: str, workspace: str, user: str) -> float | None:
         """None when this user may ask now; else the seconds until they may ask again

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, HTTPException, Query, Request, Response
 
 from adapters.chat.usage import UsageRow
-from adapters.http.context import PLATFORM, WORKSPACE
+from adapters.http.context import PLATFORM, WORKSPACE, conversation_thread_id
 from adapters.http.conversations import Conversation
 from adapters.http.schemas import (
     ConversationDetail,
@@ -94,8 +94,11 @@ async def rename_conversation(
 async def delete_conversation(
     conversation_id: str, request: Request, account: CurrentAccount
 ) -> Response:
-    if not await context(request).conversations.delete(conversation_id, account.name):
+    ctx = context(request)
+    if not await ctx.conversations.delete(conversation_id, account.name):
         raise not_found(conversation_id)
+    if ctx.services.forget is not None:  # its memory goes too, not only the list entry
+        await ctx.services.forget(conversation_thread_id(conversation_id))
     return Response(status_code=204)
 
 

@@ -11,9 +11,16 @@ from adapters.chat.services import ChatServices
 from adapters.http.accounts import AccountStore
 from adapters.http.conversations import ConversationStore
 from adapters.http.tokens import Tokens
+from agent.events import Turn
 
 PLATFORM = "http"
 WORKSPACE = "http"
+CHANNEL = "api"
+
+
+def conversation_thread_id(conversation_id: str) -> str:
+    """The agent's thread of a conversation: its id is the thread root, as a Slack thread's."""
+    return Turn("", PLATFORM, WORKSPACE, CHANNEL, conversation_id).thread_id
 
 Readiness = Callable[[], Awaitable[tuple[bool, dict[str, Any]]]]
 """(ready, the body of /readyz)."""

@@ -20,7 +20,7 @@ from typing import Any
 from adapters.chat.feedback import remember_for_buttons
 from adapters.chat.ratelimit import refusal
 from adapters.http.accounts import Account
-from adapters.http.context import PLATFORM, WORKSPACE, HttpContext
+from adapters.http.context import CHANNEL, PLATFORM, WORKSPACE, HttpContext
 from adapters.http.conversations import Conversation, Message, new_id, title_of, unsaved
 from adapters.http.schemas import chat_response, source_out, unanswered
 from agent import replies
@@ -112,7 +112,7 @@ class HttpTurns:
             text=query,
             platform=PLATFORM,
             workspace=WORKSPACE,
-            channel="api",
+            channel=CHANNEL,
             thread_root=conversation.id,
             user=account.name,
             message_id=new_id(),
