@@ -17,6 +17,7 @@ from adapters.chat.observe import observed
 from adapters.chat.services import ChatServices, learner
 from agent.config import AgentConfig, Features
 from agent.deps import Deps
+from agent.duckduckgo import DuckDuckGoSearch
 from agent.graph import build_graph
 from agent.llm import LLMs, openai_llms
 from agent.memory.backends import open_checkpointer, open_store
@@ -26,7 +27,7 @@ from agent.retrieval.knowledge_base import KnowledgeBase, collection_name
 from agent.retrieval.vectors import VectorStore
 from agent.runner import Runner
 from agent.shared.link import RedisLink
-from agent.websearch import TavilySearch, WebSearchProvider
+from agent.websearch import TavilySearch
 from bots.settings import Settings
 from bots.shared_state import (
     answer_cache,
@@ -99,8 +100,18 @@ def parts_in_use(settings: Settings) -> list[str]:
     memory = "SQLite files in the data folder"
     if settings.database_url:
         memory = "Postgres (DATABASE_URL)"
-    web = "Tavily-compatible API" if build_web_search(settings) is not None else "off"
-    off = [f.name for f in fields(Features) if not getattr(settings, f.name)]
+    web = "off"
+    if settings.web_search:
+        web = "Tavily-compatible API" if settings.web_search_api_key else "DuckDuckGo (no key)"
+    # Stages on by default that were switched off (web search has its own line).
+    defaults = Features()
+    off = [
+        f.name
+        for f in fields(Features)
+        if f.name != "web_search"
+        and getattr(defaults, f.name) is True
+        and getattr(settings, f.name) is False
+    ]
     return [
         f"answers: {answers}",
         f"thread and user memory: {memory}",
@@ -134,10 +145,14 @@ def _slack_mode(settings: Settings) -> str:
     return f"HTTP Events API on port {settings.slack_port}"
 
 
-def build_web_search(settings: Settings) -> WebSearchProvider | None:
-    if not settings.web_search or not settings.web_search_api_key:
+def build_web_search(settings: Settings) -> TavilySearch | DuckDuckGoSearch | None:
+    """Off unless TEAMRAG_WEB_SEARCH is on (it sends questions outside); then Tavily when
+    its key is set, else DuckDuckGo, which needs no key."""
+    if not settings.web_search:
         return None
-    return TavilySearch(settings.web_search_api_key, base_url=settings.web_search_url)
+    if settings.web_search_api_key:
+        return TavilySearch(settings.web_search_api_key, base_url=settings.web_search_url)
+    return DuckDuckGoSearch(base_url=settings.duckduckgo_url)
 
 
 @asynccontextmanager
@@ -171,7 +186,7 @@ async def open_runner(
                 await runner.wait_idle()
     finally:
         cache_file.close()
-        if isinstance(web, TavilySearch):
+        if web is not None:
             await web.aclose()
 
 
