@@ -68,6 +68,20 @@ _TO_THE_BOT = re.compile(
 )
 _SHORT_WORDS = 7
 
+# A request to write something: a draft, a notice, a message, a translation. The creative
+# path then stands whatever the documents contain (it searches them with a tool anyway);
+# without such a verb a "creative" guess meets the same document check as smalltalk.
+_CREATIVE = re.compile(
+    r"\b(?:write|draft|compose|rewrite|rephrase|translate|summari[sz]e)\b"
+    r"|(?:초안|작성해|작성 ?부탁|써 ?줘|써 ?주세요|써줄래|적어 ?줘|번역해|다듬어|만들어 ?줘)",
+    re.IGNORECASE,
+)
+
+
+def is_creative_request(text: str) -> bool:
+    """The message asks for writing ("슬랙 공지문 초안 써줘", "draft a welcome message")."""
+    return bool(_CREATIVE.search(text))
+
 
 def _words(text: str) -> int:
     return len(text.split())

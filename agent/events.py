@@ -7,6 +7,7 @@ so the stream crosses threads and serialises to JSON without surprises.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -19,6 +20,7 @@ Route = Literal[
     "current_events",
     "tools",
     "memory",
+    "creative",
     "error",
 ]
 
@@ -38,6 +40,9 @@ class Turn:
     scopes: frozenset[str] | None = None
     # The channel's persona line for the prompts; empty means the process-wide one.
     persona: str = ""
+    # Feature flags for this request (seed 003), over the channel's and the settings':
+    # {"self_refine": False, "hallucination_policy": "block"}. None: no override.
+    features: Mapping[str, Any] | None = field(default=None, hash=False)
 
     @property
     def thread_id(self) -> str:
@@ -115,8 +120,12 @@ class Final:
     # router ran, e.g. a blocked or cached turn) and how sure it was (0 to 1).
     complexity: str = ""
     confidence: float = 0.0
-    # The model that wrote the answer (most completion tokens); "" when no LLM wrote it.
+    # The model that wrote the answer (under the route map); "" when no LLM wrote it.
     model: str = ""
+    # The feature flags this turn ran with (settings, then channel, then request).
+    features: dict[str, Any] = field(default_factory=dict)
+    # The turn's way through the graph: one step per node run (node, ms, its decision).
+    path: list[dict[str, Any]] = field(default_factory=list)
     kind: Literal["final"] = "final"
 
     def to_dict(self) -> dict[str, Any]:

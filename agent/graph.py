@@ -4,6 +4,7 @@
 START -> input_guard -> blocked_response -> finalize            (blocked: no LLM)
                      -> cache_lookup -> finalize                (cache hit: no LLM)
                                      -> router -> direct_response | tools | memory
+                                               -> creative (bounded tool loop)
                                                -> [context_enhancement] -> planner
 planner -> retrieve x N (Send, in dependency waves) -> collect
 collect -> web_search (thin pool, provider configured)
@@ -34,6 +35,7 @@ from agent.nodes.answering import (
     output_guard,
     verify,
 )
+from agent.nodes.creative import creative
 from agent.nodes.entry import cache_lookup, input_guard
 from agent.nodes.finishing import blocked_response, cache_store, finalize
 from agent.nodes.judging import after_gate, gate, judge
@@ -69,7 +71,7 @@ def _after_router(state: AgentState) -> str:
     route = state.get("route", "knowledge")
     if route in ("smalltalk", "general"):
         return "direct_response"
-    if route in ("tools", "memory"):
+    if route in ("tools", "memory", "creative"):
         return route
     return "context_enhancement" if state.get("needs_history") else "planner"
 
@@ -98,6 +100,7 @@ def build_graph(
     node("context_enhancement", context_enhancement)
     node("direct_response", direct_response)
     node("tools", tools_node)
+    node("creative", creative)
     node("memory", memory_node)
     node("planner", planner)
     node("retrieve", retrieve)
@@ -121,11 +124,12 @@ def build_graph(
     g.add_conditional_edges(
         "router",
         _after_router,
-        ["direct_response", "tools", "memory", "context_enhancement", "planner"],
+        ["direct_response", "tools", "memory", "creative", "context_enhancement", "planner"],
     )
     g.add_edge("context_enhancement", "planner")
     g.add_edge("direct_response", "output_guard")
     g.add_edge("tools", "output_guard")
+    g.add_edge("creative", "output_guard")
     g.add_edge("memory", "finalize")
     g.add_conditional_edges("planner", dispatch, ["retrieve", "collect"])
     g.add_edge("retrieve", "collect")

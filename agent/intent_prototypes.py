@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
-Route = Literal["smalltalk", "knowledge", "analysis", "current_events", "tools", "memory"]
+Route = Literal[
+    "smalltalk", "knowledge", "analysis", "current_events", "tools", "memory", "creative"
+]
 ROUTES: tuple[Route, ...] = get_args(Route)
 
 # Both languages for every route: a Korean message should not win a route just
@@ -233,5 +235,28 @@ PROTOTYPES: dict[Route, tuple[str, ...]] = {
         "내 선호 설정 잊어줘",
         "내가 나에 대해 뭐라고 했지?",
         "앞으로 한국어로 답해달라고 기억해줘",
+    ),
+    # Requests to write something (seed 004's creative agent): drafts, notices, messages.
+    "creative": (
+        "write a welcome message for the new on-call engineer",
+        "draft an announcement for the release on Friday",
+        "compose an email to the team about the office move",
+        "write a short Slack post announcing the new deploy process",
+        "can you draft a reminder about the security training?",
+        "write a friendly message thanking the support team",
+        "translate this notice into Korean",
+        "write a poem about our team's sprint",
+        "draft a job posting for a backend engineer",
+        "rewrite this paragraph to sound more polite",
+        "슬랙 공지문 초안 써줘",
+        "신규 입사자 환영 메시지 작성해줘",
+        "다음 주 점검 안내 공지 초안 만들어줘",
+        "팀 회식 안내 메일 써줘",
+        "온콜 담당자에게 보낼 인수인계 메시지 써줘",
+        "이 문장을 더 정중하게 다듬어줘",
+        "이 공지를 영어로 번역해줘",
+        "릴리스 노트 초안 작성 부탁해",
+        "보안 교육 리마인드 메시지 써 주세요",
+        "팀 소개 글 짧게 써줘",
     ),
 }

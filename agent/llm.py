@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from langchain_core.language_models import BaseChatModel
@@ -29,10 +29,16 @@ _HIDDEN: RunnableConfig = {"tags": ["nostream"]}
 class LLMError(Exception):
     """The model could not give a usable reply; ``kind`` says why, for the Final's notes."""
 
-    def __init__(self, kind: str, detail: str) -> None:
+    def __init__(self, kind: str, detail: str, status: int | None = None) -> None:
         super().__init__(f"{kind}: {detail}")
         self.kind = kind
         self.detail = detail
+        self.status = status  # the endpoint's HTTP status, when it answered with an error
+
+
+# Names in a route map that mean "one of the two configured models", not a model id.
+FAST_ALIASES = frozenset({"fast", "small"})
+CHAT_ALIASES = frozenset({"chat", "strong"})
 
 
 @dataclass(frozen=True)
@@ -41,6 +47,20 @@ class LLMs:
     chat: BaseChatModel
     fast_name: str = "fast"
     chat_name: str = "chat"
+    # Builds a client for any other model name on the same endpoint (the route map's).
+    factory: Callable[[str], BaseChatModel] | None = None
+    _made: dict[str, BaseChatModel] = field(default_factory=dict, compare=False, repr=False)
+
+    def named(self, name: str) -> tuple[BaseChatModel, str]:
+        """The client for ``name`` and its real model name; aliases name the two models,
+        and without a factory an unknown name falls back to the chat model."""
+        if name in FAST_ALIASES or name == self.fast_name:
+            return self.fast, self.fast_name
+        if name in CHAT_ALIASES or name == self.chat_name or self.factory is None:
+            return self.chat, self.chat_name
+        if name not in self._made:  # one client (and HTTP pool) per model, built once
+            self._made[name] = self.factory(name)
+        return self._made[name], name
 
 
 def openai_llms(
@@ -67,7 +87,13 @@ def openai_llms(
             stream_usage=True,
         )
 
-    return LLMs(make(fast_model, 0.0), make(chat_model, 0.2), fast_model, chat_model)
+    return LLMs(
+        make(fast_model, 0.0),
+        make(chat_model, 0.2),
+        fast_model,
+        chat_model,
+        factory=lambda name: make(name, 0.2),
+    )
 
 
 def usage_of(message: BaseMessage | None) -> dict[str, int]:
@@ -88,7 +114,8 @@ def _classify(exc: BaseException) -> LLMError:
     if isinstance(exc, openai.RateLimitError):
         return LLMError("rate_limited", "the model endpoint kept answering 429")
     if isinstance(exc, openai.APIStatusError):
-        return LLMError("http_error", f"HTTP {exc.status_code} from the model endpoint")
+        status = exc.status_code
+        return LLMError("http_error", f"HTTP {status} from the model endpoint", status)
     if isinstance(exc, openai.APIConnectionError):
         return LLMError("unreachable", "cannot connect to the model endpoint")
     return LLMError("malformed", f"{type(exc).__name__}: {str(exc)[:200]}")

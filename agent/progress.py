@@ -13,11 +13,17 @@ from langgraph.config import get_stream_writer
 
 MESSAGES: dict[str, dict[str, str]] = {
     "analyze": {"ko": "질문을 분석하는 중…", "en": "Analyzing the question…"},
-    "rewrite": {"ko": "앞선 대화를 반영해 질문을 정리하는 중…", "en": "Using the thread to rephrase…"},
+    "rewrite": {
+        "ko": "앞선 대화를 반영해 질문을 정리하는 중…",
+        "en": "Using the thread to rephrase…",
+    },
     "search": {"ko": "{n}개의 검색어로 문서를 찾는 중…", "en": "Searching {n} queries…"},
     "search_one": {"ko": "문서를 찾는 중…", "en": "Searching the documents…"},
     "found": {"ko": "자료 {n}건을 찾았어요", "en": "Found {n} sources"},
-    "judge": {"ko": "자료가 충분한지 확인하는 중…", "en": "Checking whether the sources are enough…"},
+    "judge": {
+        "ko": "자료가 충분한지 확인하는 중…",
+        "en": "Checking whether the sources are enough…",
+    },
     "more": {
         "ko": "부족한 내용을 더 찾는 중: {what}",
         "en": "Looking for what is missing: {what}",
@@ -30,6 +36,12 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "Rewriting the parts the sources do not support…",
     },
     "tools": {"ko": "계산하는 중…", "en": "Working it out…"},
+    "draft": {"ko": "초안을 쓰는 중…", "en": "Drafting…"},
+    "tool_call": {"ko": "도구 사용 중: {name}", "en": "Using a tool: {name}"},
+    "tool_error": {
+        "ko": "도구 오류({name}), 계속 진행해요",
+        "en": "Tool error ({name}); carrying on",
+    },
     "memory": {"ko": "기억을 확인하는 중…", "en": "Checking what I remember…"},
     "cache": {"ko": "이전에 답한 질문이에요", "en": "Answered before: using the saved answer"},
 }

@@ -83,11 +83,13 @@ Read the user's new message and plan how to answer it. Routes:
 - knowledge: a question about the team's documents, processes, policies, systems, how-to. The default for anything work-related.
 - analysis: comparisons or multi-part questions; decompose into 2-4 sub-questions (use depends_on when one needs another's findings).
 - current_events: news, weather, prices, anything that needs today's web.
+- creative: the user asks you to write something: a draft, announcement, message, email, welcome note, translation ("슬랙 공지문 초안 써줘", "write a welcome message for the new on-call engineer"). Leave reply empty; a writer with tools drafts it.
 - tools: arithmetic or the current date/time.
 - memory: the user asks what you remember about them, or asks you to forget it.
 
 If the message refers to earlier messages ("그건요?", "the second one?"), set needs_history and write standalone_question as a complete question using the history. Otherwise standalone_question is the message itself, cleaned up.
 variations: 3-5 search queries for the knowledge base: paraphrases, a keyword query, and ALWAYS one translation into the other language (Korean<->English), because the documents are in both.
+web_query: for current_events (or anything that may need the web), the message as a short search-engine query: keywords only, no filler ("오늘 한국 뉴스 알려줘" -> "한국 뉴스 오늘"); otherwise "".
 filters: only when the user names a file, a document title or pages.
 user_facts: only facts the user states about themselves in this message.
 complexity: simple (one fact), moderate, complex (several parts or a comparison).
@@ -154,4 +156,44 @@ def tools_messages(text: str, language: str, timezone: str, persona: str = "") -
         f"the date or time (default timezone {timezone}). Reply in "
         f"{'Korean' if language == 'ko' else 'English'}, briefly."
     )
+    return [SystemMessage(system), HumanMessage(text)]
+
+
+_CREATIVE_RULES = {
+    "ko": (
+        "작성 규칙:",
+        "- 한국어로 쓰세요.",
+        "- 팀에 관한 사실(절차, 채널, 일정, 정책)은 먼저 search_documents로 찾아 확인하고, 찾은 "
+        "자료는 [1]처럼 번호로 인용하세요.",
+        "- 확인하지 못한 팀 사실은 지어내지 말고 빈칸([ ])으로 두세요.",
+        "- 요청한 형식(공지문, 메시지, 이메일 등)에 맞게 바로 붙여 넣을 수 있는 초안을 쓰세요.",
+    ),
+    "en": (
+        "Writing rules:",
+        "- Write in English.",
+        "- Check facts about the team (procedures, channels, schedules, policies) with "
+        "search_documents first, and cite what you found like [1].",
+        "- Never invent a team fact you could not check: leave a blank ([ ]) instead.",
+        "- Write a draft in the requested form (announcement, message, email...) ready to paste.",
+    ),
+}
+_TOOL_RULE = 2  # the line about searching; a model without tool calling skips it
+
+
+def creative_messages(
+    text: str, language: str, today: str, persona: str = "", *, tools: bool = True
+) -> list[BaseMessage]:
+    """Seed 004's creative agent: drafting, with tools when the model can call them."""
+    rules = list(_CREATIVE_RULES.get(language, _CREATIVE_RULES["en"]))
+    if not tools:
+        del rules[_TOOL_RULE]
+    body = "\n".join(rules)
+    system = f"{persona or PERSONA}\nToday is {today}.\n\n{body}"
+    return [SystemMessage(system), HumanMessage(text)]
+
+
+def general_messages(text: str, language: str, persona: str = "") -> list[BaseMessage]:
+    """A general question (no team documents needed), answered briefly with no tools."""
+    reply_in = "Korean" if language == "ko" else "English"
+    system = f"{persona or PERSONA}\nAnswer briefly and accurately in {reply_in}."
     return [SystemMessage(system), HumanMessage(text)]

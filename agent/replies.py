@@ -26,6 +26,34 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "No language model is configured for general questions, so I searched the "
         "team's documents instead.",
     },
+    "blocked_unsupported": {
+        "ko": "자료로 뒷받침되는 답을 만들지 못해 답변을 보류했어요. 질문을 더 구체적으로 바꿔 "
+        "보시거나, 관련 문서가 수집되었는지 확인해 주세요.",
+        "en": "I couldn't write an answer the sources support, so I'm holding it back. Try a "
+        "more specific question, or check that the relevant documents were ingested.",
+    },
+    "unsupported_warning": {
+        "ko": "⚠️ 주의: 이 답변은 자료와의 대조 검사를 통과하지 못했어요. 출처를 직접 확인해 주세요.",
+        "en": "⚠️ Warning: this answer did not pass the check against its sources. Verify it "
+        "in the cited sources.",
+    },
+    "creative_needs_llm": {
+        "ko": "초안 작성에는 언어 모델이 필요한데 설정되어 있지 않아요(OPENAI_API_KEY 또는 "
+        "OPENAI_BASE_URL). 대신 참고할 만한 팀 문서를 찾아 드릴게요:",
+        "en": "Drafting needs a language model and none is configured (OPENAI_API_KEY or "
+        "OPENAI_BASE_URL). Here are the team documents that may help you write it:",
+    },
+    "creative_nothing": {
+        "ko": "초안 작성에는 언어 모델이 필요한데 설정되어 있지 않아요(OPENAI_API_KEY 또는 "
+        "OPENAI_BASE_URL). 관련된 팀 문서도 찾지 못했어요.",
+        "en": "Drafting needs a language model and none is configured (OPENAI_API_KEY or "
+        "OPENAI_BASE_URL), and no team document matched the request.",
+    },
+    "creative_failed": {
+        "ko": "언어 모델이 응답하지 않아 초안을 쓰지 못했어요. 잠시 후 다시 요청해 주세요.",
+        "en": "The language model did not answer, so I couldn't write the draft. Please ask "
+        "again in a moment.",
+    },
     "no_web": {
         "ko": "웹 검색이 설정되어 있지 않아 팀 문서에서만 찾았어요.",
         "en": "Web search is not configured, so I only searched the team's documents.",

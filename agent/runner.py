@@ -20,6 +20,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 
 from agent import log_context, replies
+from agent.config import FeatureError
 from agent.deps import Deps
 from agent.events import Event, Final, Progress, Route, Source, Token, Turn, Usage
 from agent.language import detect_language
@@ -132,6 +133,11 @@ class Runner:
         """Events for one turn; the last one is always a :class:`Final`."""
         start = time.perf_counter()
         thread_id = turn.thread_id
+        try:
+            flags = self.deps.config.features.overridden(turn.features).as_dict()
+        except FeatureError as exc:  # a bad override is the caller's mistake: say which
+            yield self._failure(turn, exc, start)
+            return
         turn_input = TurnInput(
             text=turn.text,
             user=turn.user,
@@ -139,6 +145,7 @@ class Runner:
             scopes=sorted(turn.scopes) if turn.scopes else None,
             thread_id=thread_id,
             persona=turn.persona,
+            features=flags,
         )
         queue: asyncio.Queue[Event | None] = asyncio.Queue()
         task = asyncio.create_task(self._drive(turn, turn_input, queue, start))
@@ -296,7 +303,10 @@ class Runner:
             covered=values.get("covered", True) is not False,
             complexity=str(values.get("complexity") or "") if routed else "",
             confidence=float(values.get("route_confidence") or 0.0) if routed else 0.0,
-            model=_answering_model(by_model, self.deps.llms.chat_name if self.deps.llms else None),
+            model=values.get("answer_model")
+            or _answering_model(by_model, self.deps.llms.chat_name if self.deps.llms else None),
+            features=dict(values.get("features") or self.deps.config.features.as_dict()),
+            path=list(values.get("path") or []),
         )
 
     def _failure(self, turn: Turn, exc: BaseException, start: float) -> Final:

@@ -16,7 +16,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 RouteName = Literal[
-    "smalltalk", "general", "knowledge", "analysis", "current_events", "tools", "memory"
+    "smalltalk", "general", "knowledge", "analysis", "current_events", "tools", "memory", "creative"
 ]
 
 
@@ -49,9 +49,7 @@ class Analysis(BaseModel):
         description="the message rewritten as a self-contained question, same language"
     )
     complexity: Literal["simple", "moderate", "complex"]
-    reply: str = Field(
-        description="only for smalltalk/general: the reply to send; otherwise empty"
-    )
+    reply: str = Field(description="only for smalltalk/general: the reply to send; otherwise empty")
     sub_questions: list[SubQuestionOut] = Field(
         description="1 for a simple question; 2-4 for analysis/comparison questions"
     )
@@ -60,6 +58,10 @@ class Analysis(BaseModel):
         "the other language (Korean<->English)"
     )
     answer_style: Literal["short", "normal", "detailed"]
+    # Seed 002/004's query refiner, folded into this call: no extra round trip.
+    web_query: str = Field(
+        "", description="for web search: the message as a short keyword query; else ''"
+    )
     filters: FiltersOut
     user_facts: list[FactOut] = Field(
         description="facts the user states about themselves in THIS message (team, role, "

@@ -127,6 +127,8 @@ class TurnInput(TypedDict):
     scopes: list[str] | None
     thread_id: str
     persona: str  # the channel's persona line; "" = the process-wide one
+    # The effective feature flags (settings, then the channel's, then the request's).
+    features: dict[str, Any]
 
 
 def fresh_turn(turn: TurnInput) -> dict[str, Any]:
@@ -136,6 +138,10 @@ def fresh_turn(turn: TurnInput) -> dict[str, Any]:
     return {
         "messages": [HumanMessage(turn["text"])],
         "turn": turn,
+        "features": dict(turn["features"]),
+        "answer_model": "",
+        "web_query": "",
+        "path": RESET,
         "cached": None,
         "route": "",
         "route_confidence": 0.0,
@@ -186,6 +192,11 @@ class AgentState(TypedDict, total=False):
 
     # -- this turn ---------------------------------------------------------------
     turn: TurnInput
+    features: dict[str, Any]  # seed 003's feature_flags for this turn (see agent.config)
+    answer_model: str  # the model that wrote the answer ("" when no LLM wrote it)
+    web_query: str  # the question refined into a search-engine query (seed 002/004)
+    # The turn's way through the graph: one entry per node run (name, ms, decision).
+    path: Annotated[list[dict[str, Any]], extend_or_reset]
     question: str  # the user's text, stripped
     language: str
     blocked: bool

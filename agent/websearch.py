@@ -8,6 +8,7 @@ the agent can tell the user in plain words and carry on with what it has.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Protocol, runtime_checkable
@@ -41,7 +42,7 @@ class WebSearchProvider(Protocol):
     async def search(self, query: str, *, max_results: int = 5) -> list[WebResult]: ...
 
 
-def _trim(text: str, limit: int = MAX_CONTENT_CHARS) -> str:
+def trim(text: str, limit: int = MAX_CONTENT_CHARS) -> str:
     text = " ".join(text.split())
     if len(text) <= limit:
         return text
@@ -51,6 +52,23 @@ def _trim(text: str, limit: int = MAX_CONTENT_CHARS) -> str:
     if space > limit * 0.8:
         cut = cut[:space]
     return cut.rstrip() + "…"
+
+
+# Conversational filler a search engine does without ("오늘 한국 뉴스 알려줘" -> "오늘 한국 뉴스").
+_FILLER = re.compile(
+    r"\b(?:please|pls|can you|could you|would you|tell me|show me|let me know|search for|"
+    r"look up|find out|i want to know|i'd like to know|what(?:'s| is| are)|about)\b"
+    r"|(?:알려\s?줘요?|알려\s?주세요|알려\s?줄래|찾아\s?줘요?|찾아\s?주세요|검색해\s?줘요?|"
+    r"검색해\s?주세요|궁금해요?|좀|혹시|부탁해요?)",
+    re.IGNORECASE,
+)
+
+
+def search_terms(question: str) -> str:
+    """Seed 002/004's query refiner without an LLM: the question minus filler words."""
+    stripped = _FILLER.sub(" ", question)
+    stripped = " ".join(stripped.replace("?", " ").replace("？", " ").split())
+    return stripped or question.strip()
 
 
 def _score(value: Any) -> float:
@@ -78,7 +96,7 @@ def _parse_results(payload: Any, max_results: int) -> list[WebResult] | None:
             WebResult(
                 title=clean_title,
                 url=url.strip(),
-                content=_trim(content),
+                content=trim(content),
                 score=_score(item.get("score")),
             )
         )
@@ -92,13 +110,13 @@ def _detail(response: httpx.Response) -> str:
     try:
         body = response.json()
     except ValueError:
-        return _trim(response.text, 200)
+        return trim(response.text, 200)
     if isinstance(body, dict):
         detail = body.get("detail", body.get("error", body))
         if isinstance(detail, dict):
             detail = detail.get("error", detail.get("message", detail))
-        return _trim(str(detail), 200)
-    return _trim(str(body), 200)
+        return trim(str(detail), 200)
+    return trim(str(body), 200)
 
 
 class TavilySearch:

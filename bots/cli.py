@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import getpass
-import sys
 from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -251,6 +250,23 @@ def ask(
 
 
 @app.command()
+def trace(
+    ident: Annotated[str, typer.Argument(help="A thread id, or an `ask --thread` id.")],
+) -> None:
+    """A finished turn's way through the graph: each node, its time and its decision."""
+    from bots.trace import load_path, render, thread_of
+
+    settings = settings_or_exit()
+    thread_id = thread_of(ident)
+    memory = settings.data_dir / "memory.sqlite"
+    path = asyncio.run(load_path(settings.database_url, memory, thread_id))
+    if not path:
+        err.print(f"no finished turn for thread {thread_id}")
+        raise typer.Exit(1)
+    out.print(render(thread_id, path), markup=False, highlight=False)
+
+
+@app.command()
 def chat(
     thread: ThreadOption = None,
     user: UserOption = None,
@@ -349,7 +365,3 @@ def serve(
         return serve_http(settings, services, kb, host=host, port=port or settings.http_port)
 
     _run(_with_chat_services(settings, ChannelRules(), run))
-
-
-def main() -> None:  # pragma: no cover - console script entry
-    sys.exit(app())

@@ -76,20 +76,37 @@ class Settings(BaseSettings):
     timezone: str = Field("Asia/Seoul", description="For the date/time tool.")
     persona: str = Field("", description="Replaces the default persona line of answer prompts.")
 
-    # Feature flags: each optional stage can be switched off
+    # Feature flags (seed 003): defaults here, overridden per channel and per request
     cache: bool = True
     rerank: bool = True
     sufficiency_loop: bool = True
     groundedness_check: bool = True
-    web_search: bool = True
+    web_search: bool = Field(
+        False, description="Off by default: web search sends the user's questions outside."
+    )
     user_memory: bool = True
     speculative_generation: bool = True
+    self_refine: bool = True
+    context_compression: bool = False
+    routing: bool = True
+    dynamic_k: bool = True
+    query_rewrite: bool = True
+    hallucination_policy: Literal["fallback", "warn", "block"] = "fallback"
+    route_models: dict[str, str] = Field(
+        default_factory=dict,
+        description='JSON: route (or "route:complexity") -> model, e.g. {"creative": "gpt-4o"}.',
+    )
+    max_tool_rounds: int = Field(4, ge=1, le=20)
+    allow_private_urls: bool = Field(
+        False, description="Let summarize_url fetch private-network addresses (tests only)."
+    )
 
-    # Web search (off unless a key is set): a Tavily-compatible API
+    # Web search (when TEAMRAG_WEB_SEARCH is on): Tavily with a key, else DuckDuckGo
     web_search_api_key: str | None = Field(
         None, validation_alias=AliasChoices("TEAMRAG_WEB_SEARCH_API_KEY", "TAVILY_API_KEY")
     )
     web_search_url: str = "https://api.tavily.com"
+    duckduckgo_url: str = "https://html.duckduckgo.com"
 
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
         "INFO", description="What the bots log to stderr."

@@ -11,12 +11,15 @@ from contextlib import asynccontextmanager
 from dataclasses import fields
 from typing import Any
 
-from adapters.chat.channels import ChannelRules, load_channel_rules
+from adapters.chat.channels import ChannelRules, load_channel_rules, with_channel_features
+from adapters.chat.live import RunTurn
 from adapters.chat.metrics import Metrics
 from adapters.chat.observe import observed
 from adapters.chat.services import ChatServices, learner
 from agent.config import AgentConfig, Features
 from agent.deps import Deps
+from agent.duckduckgo import DuckDuckGoSearch
+from agent.events import Event, Turn
 from agent.graph import build_graph
 from agent.llm import LLMs, openai_llms
 from agent.memory.backends import open_checkpointer, open_store
@@ -26,7 +29,7 @@ from agent.retrieval.knowledge_base import KnowledgeBase, collection_name
 from agent.retrieval.vectors import VectorStore
 from agent.runner import Runner
 from agent.shared.link import RedisLink
-from agent.websearch import TavilySearch, WebSearchProvider
+from agent.websearch import TavilySearch
 from bots.settings import Settings
 from bots.shared_state import (
     answer_cache,
@@ -99,8 +102,18 @@ def parts_in_use(settings: Settings) -> list[str]:
     memory = "SQLite files in the data folder"
     if settings.database_url:
         memory = "Postgres (DATABASE_URL)"
-    web = "Tavily-compatible API" if build_web_search(settings) is not None else "off"
-    off = [f.name for f in fields(Features) if not getattr(settings, f.name)]
+    web = "off"
+    if settings.web_search:
+        web = "Tavily-compatible API" if settings.web_search_api_key else "DuckDuckGo (no key)"
+    # Stages on by default that were switched off (web search has its own line).
+    defaults = Features()
+    off = [
+        f.name
+        for f in fields(Features)
+        if f.name != "web_search"
+        and getattr(defaults, f.name) is True
+        and getattr(settings, f.name) is False
+    ]
     return [
         f"answers: {answers}",
         f"thread and user memory: {memory}",
@@ -134,10 +147,14 @@ def _slack_mode(settings: Settings) -> str:
     return f"HTTP Events API on port {settings.slack_port}"
 
 
-def build_web_search(settings: Settings) -> WebSearchProvider | None:
-    if not settings.web_search or not settings.web_search_api_key:
+def build_web_search(settings: Settings) -> TavilySearch | DuckDuckGoSearch | None:
+    """Off unless TEAMRAG_WEB_SEARCH is on (it sends questions outside); then Tavily when
+    its key is set, else DuckDuckGo, which needs no key."""
+    if not settings.web_search:
         return None
-    return TavilySearch(settings.web_search_api_key, base_url=settings.web_search_url)
+    if settings.web_search_api_key:
+        return TavilySearch(settings.web_search_api_key, base_url=settings.web_search_url)
+    return DuckDuckGoSearch(base_url=settings.duckduckgo_url)
 
 
 @asynccontextmanager
@@ -171,8 +188,18 @@ async def open_runner(
                 await runner.wait_idle()
     finally:
         cache_file.close()
-        if isinstance(web, TavilySearch):
+        if web is not None:
             await web.aclose()
+
+
+def channel_flags(run: RunTurn, rules: ChannelRules) -> RunTurn:
+    """``run`` with each turn carrying its channel's feature flags (the adapters build
+    turns; the channel's flags are the same for every platform, so they are added here)."""
+
+    def run_with_flags(turn: Turn) -> AsyncIterator[Event]:
+        return run(with_channel_features(turn, rules.for_channel(turn.channel)))
+
+    return run_with_flags
 
 
 @asynccontextmanager
@@ -196,7 +223,7 @@ async def open_chat_services(
         try:
             async with open_runner(settings, kb, link) as runner:
                 await runner.warm_up()  # the first user should not pay for loading the encoder
-                run = observed(runner.run, [usage.record, metrics.observe])
+                run = observed(channel_flags(runner.run, rules), [usage.record, metrics.observe])
                 try:
                     yield ChatServices(
                         run=run,

@@ -138,6 +138,15 @@ async def test_ask_json_and_a_conversation_across_processes(data_dir: Path, tmp_
     ]
     # Progress goes to stderr, so a script reading stdout still sees how the turn went.
     assert MESSAGES["analyze"]["en"] in first["_stderr"], first["_stderr"]
+    # The last turn's way through the graph, read back from the checkpoint as a tree.
+    assert [s["node"] for s in second["path"]][:3] == ["input_guard", "cache_lookup", "router"]
+    traced = teamrag(["trace", "T"], data_dir, tmp_path)
+    assert traced.returncode == 0, traced.stderr
+    tree = traced.stdout.splitlines()
+    assert tree[0] == f"turn {thread_id('T')}" and tree[1].startswith("├─ input_guard")
+    assert any("router" in line and "route=knowledge" in line for line in tree)
+    assert any(line.startswith("│  ├─ retrieve") or "└─ retrieve" in line for line in tree)
+    assert teamrag(["trace", "nothing-here"], data_dir, tmp_path).returncode == 1
 
 
 async def test_thread_memory_survives_a_process_restart_with_an_llm(

@@ -330,6 +330,36 @@ EVALUATION: dict[Route, dict[str, list[str]]] = {
             "내가 부산에 있다는 거 잊어줘",
         ],
     },
+    "creative": {
+        "en": [
+            "write a farewell note for Minji who is leaving the team",
+            "draft a Slack message asking everyone to update their OKRs",
+            "compose a short incident summary email for customers",
+            "write an intro post for our new design system channel",
+            "draft a polite reply declining the meeting invite",
+            "write a birthday message for my teammate",
+            "can you write a tweet announcing our open-source release?",
+            "draft the agenda email for Monday's planning meeting",
+            "translate the maintenance notice into English",
+            "write a thank-you note to the QA team for the launch",
+            "draft onboarding instructions for a new intern",
+            "rewrite my status update so it sounds more confident",
+        ],
+        "ko": [
+            "퇴사하는 민지 님 송별 메시지 써줘",
+            "OKR 업데이트 요청하는 슬랙 메시지 초안 써줘",
+            "고객에게 보낼 장애 요약 메일 작성해줘",
+            "디자인 시스템 채널 소개 글 써줘",
+            "회의 초대를 정중하게 거절하는 답장 써줘",
+            "동료 생일 축하 메시지 만들어줘",
+            "오픈소스 공개를 알리는 트윗 초안 써줘",
+            "월요일 기획 회의 안건 메일 작성해 주세요",
+            "점검 공지를 영어로 번역해줘",
+            "출시를 도와준 QA팀에 감사 인사 글 써줘",
+            "인턴용 온보딩 안내문 초안 만들어줘",
+            "내 업무 보고를 더 자신감 있게 다듬어줘",
+        ],
+    },
 }
 
 CASES: list[tuple[Route, str, str]] = [

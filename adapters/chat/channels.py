@@ -16,11 +16,16 @@ and takes the others from ``[defaults]``::
 
     [channels."987654321098765432"]
     answer = false               # never answer here (say why instead)
+
+    [channels.C0123ABCD.features]  # seed 003's feature flags for this channel's turns
+    web_search = true
+    hallucination_policy = "block"
 """
 
 from __future__ import annotations
 
 import tomllib
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +38,8 @@ from pydantic import (
     model_validator,
 )
 
+from agent.config import Features
+from agent.events import Turn
 from agent.retrieval.ingest import validate_scope
 
 # A persona is one line that replaces the prompts' first line, not a second system prompt.
@@ -51,6 +58,16 @@ class ChannelRule(BaseModel):
     persona: str | None = Field(
         None, description="The persona line of this channel's prompts; unset = TEAMRAG_PERSONA."
     )
+    features: dict[str, bool | str] = Field(
+        default_factory=dict,
+        description="Feature flags for this channel's turns (agent.config.Features names).",
+    )
+
+    @field_validator("features")
+    @classmethod
+    def _valid_features(cls, features: dict[str, bool | str]) -> dict[str, bool | str]:
+        Features().overridden(features)  # FeatureError is a ValueError: pydantic reports it
+        return features
 
     @field_validator("scopes")
     @classmethod
@@ -111,6 +128,13 @@ class ChannelRules(BaseModel):
         if parent is not None and parent in self.channels:
             return self.channels[parent]
         return self.defaults
+
+
+def with_channel_features(turn: Turn, rule: ChannelRule) -> Turn:
+    """The turn with the channel's feature flags under its own (a request's override wins)."""
+    if not rule.features:
+        return turn
+    return replace(turn, features={**rule.features, **(turn.features or {})})
 
 
 class ChannelRulesError(Exception):

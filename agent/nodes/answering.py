@@ -22,15 +22,18 @@ from agent.extractive import extractive_answer
 from agent.guards import check_output
 from agent.llm import LLMError, stream_text, structured
 from agent.memory.budget import TokenPlan, fit_texts
+from agent.models import model_for
 from agent.nodes.common import (
     RAG_ROUTES,
     degraded,
+    features_of,
     hit_of,
     llm_used,
     persona_of,
     question_of,
     timed,
 )
+from agent.nodes.compression import compress
 from agent.nodes.judging import candidates
 from agent.nodes.refine import missing_queries, stagnated
 from agent.nodes.routing import history_of
@@ -129,7 +132,11 @@ async def generate(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
     if deps.llms is None or not items:
         return {"draft": await quote(state, deps, items), "draft_sources": items} | found
     plan_tokens = TokenPlan.for_context(config.context_tokens)
-    texts = fit_texts([item["text"] for item in items], plan_tokens.evidence)
+    features = features_of(state, deps)
+    raw = [item["text"] for item in items]
+    if features.context_compression:
+        raw = [compress(text, question_of(state)) for text in raw]
+    texts = fit_texts(raw, plan_tokens.evidence)
     fitted = [item | {"text": text} for item, text in zip(items, texts, strict=False)]
     plan = state.get("plan")
     style = plan["answer_style"] if plan else "normal"
@@ -149,12 +156,15 @@ async def generate(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
     def on_token(text: str) -> None:
         emit({"type": "token", "text": text, "speculative": speculative})
 
+    route, complexity = state.get("route", "knowledge"), state.get("complexity", "moderate")
+    model, name = model_for(deps.llms, config.route_models, route, complexity)
     try:
-        text, usage = await stream_text(deps.llms.chat, messages, on_token)
+        text, usage = await stream_text(model, messages, on_token)
     except LLMError as exc:
         quoted = {"draft": await quote(state, deps, items), "draft_sources": items}
-        return quoted | found | degraded(exc.kind)
-    return {"draft": text, "draft_sources": items} | found | llm_used(usage, deps.llms.chat_name)
+        return quoted | found | degraded(exc.kind) | {"answer_model": ""}
+    written = {"draft": text, "draft_sources": items, "answer_model": name}
+    return written | found | llm_used(usage, name)
 
 
 def _accept(draft: str, items: list[PoolItem], check: Check | None) -> dict[str, Any]:
@@ -168,7 +178,7 @@ async def verify(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
     deps = runtime.context
     config = deps.config
     draft, items = state.get("draft", ""), state.get("draft_sources", [])
-    checking = deps.llms is not None and config.features.groundedness_check
+    checking = deps.llms is not None and features_of(state, deps).groundedness_check
     if not checking or state.get("degraded") or not items:
         # Quotes are grounded by construction; a degraded draft is a quote too.
         return _accept(draft, items, None)
@@ -211,9 +221,12 @@ def after_verify(state: AgentState, runtime: Runtime[Deps]) -> str:
         return "output_guard"
     config = runtime.context.config
     # ``retries`` counts rejected drafts: the seeds' retry_count < 3 allows three rewrites.
+    features = features_of(state, runtime.context)
+    if not features.self_refine:  # no rewrite: the hallucination policy decides at once
+        return "fallback"
     if state.get("retries", 0) > config.max_answer_retries or stagnated(state):
         return "fallback"
-    if config.features.sufficiency_loop and missing_queries(state):
+    if features.sufficiency_loop and missing_queries(state):
         return "research"
     return "generate"
 
@@ -224,6 +237,8 @@ async def output_guard(state: AgentState, runtime: Runtime[Deps]) -> dict[str, A
     llm_text = runtime.context.llms is not None and not state.get("degraded")
     if state.get("route") in RAG_ROUTES and not (llm_text and state.get("draft_sources")):
         return {}  # a quote, or the fixed "nothing found" reply: honest by construction
+    if state.get("route") == "creative" and not state.get("answer_model"):
+        return {}  # the fixed "drafting needs a model" reply with the matching documents
     quality = check_output(state.get("answer", ""))
     if quality == "pass":
         return {}
@@ -245,13 +260,25 @@ async def fallback(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
     """The honest end of failed retries: say so, and quote the best sources."""
     deps = runtime.context
     language = state["language"]
+    if state.get("route") == "creative":
+        return {"answer": replies.text("creative_failed", language), "grounded": False}
     if state.get("route") not in RAG_ROUTES:
         return {"answer": replies.smalltalk(state["question"], language), "grounded": False}
+    policy = features_of(state, deps).hallucination_policy
+    reason = state.get("feedback", "")
+    notes = [f"answer checks failed {state.get('retries', 0)} times: {reason}"] if reason else []
+    draft, drafted = state.get("draft", ""), state.get("draft_sources", [])
+    if policy == "block":  # say so plainly; show nothing the checks could not support
+        answer = replies.text("blocked_unsupported", language)
+        return {"answer": answer, "sources": [], "grounded": False, "notes": notes}
+    if policy == "warn" and draft.strip() and state.get("check"):
+        # The draft as written, under a visible warning: the team chose to see it.
+        text, cited = renumber(draft, drafted)
+        answer = f"{replies.text('unsupported_warning', language)}\n\n{text}"
+        return {"answer": answer, "sources": cited, "grounded": False, "notes": notes}
     items = evidence(state, deps.config.evidence_chunks)
     if not items:
         return {"answer": replies.text("nothing_found", language), "sources": [], "covered": False}
     quoted, cited = renumber(await quote(state, deps, items), items)
     answer = f"{replies.text('fallback_intro', language)}\n\n{quoted}"
-    reason = state.get("feedback", "")
-    notes = [f"answer checks failed {state.get('retries', 0)} times: {reason}"] if reason else []
     return {"answer": answer, "sources": cited, "grounded": False, "notes": notes}

@@ -13,7 +13,7 @@ from agent.deps import Deps
 from agent.guards import check_input
 from agent.intent import is_context_dependent
 from agent.language import detect_language
-from agent.nodes.common import persona_of, timed
+from agent.nodes.common import features_of, persona_of, timed
 from agent.progress import report
 from agent.retrieval.tokenizer import tokenize
 from agent.state import AgentState
@@ -76,7 +76,7 @@ async def input_guard(state: AgentState, runtime: Runtime[Deps]) -> dict[str, An
 @timed("cache_lookup")
 async def cache_lookup(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
     deps = runtime.context
-    if deps.cache is None or not deps.config.features.cache:
+    if deps.cache is None or not features_of(state, deps).cache:
         return {}
     question = state["question"]
     # "And the second one?" means something else in every thread: never serve it from cache.

@@ -18,7 +18,7 @@ from agent import replies
 from agent.deps import Deps
 from agent.memory.history import extractive_summary, select_for_trim
 from agent.memory.profile import remember, user_namespace
-from agent.nodes.common import RAG_ROUTES, timed
+from agent.nodes.common import RAG_ROUTES, features_of, timed
 from agent.nodes.entry import scope_key
 from agent.nodes.routing import remembered_facts
 from agent.state import RESET, AgentState, PoolItem
@@ -33,7 +33,7 @@ async def blocked_response(state: AgentState, runtime: Runtime[Deps]) -> dict[st
 def _cacheable(state: AgentState, deps: Deps) -> bool:
     return (
         deps.cache is not None
-        and deps.config.features.cache
+        and features_of(state, deps).cache
         and state.get("route") in RAG_ROUTES
         and bool(state.get("grounded"))
         and not state.get("degraded")
@@ -102,7 +102,7 @@ async def finalize(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
         return update
     update |= _trimmed(state, answer, deps)
     facts = remembered_facts(state)
-    if facts and runtime.store is not None and deps.config.features.user_memory:
+    if facts and runtime.store is not None and features_of(state, deps).user_memory:
         namespace = user_namespace(state["turn"]["workspace"], state["turn"]["user"])
         try:
             await remember(runtime.store, namespace, facts)

@@ -20,7 +20,7 @@ from langgraph.types import Send
 from agent.config import AgentConfig
 from agent.deps import Deps
 from agent.llm import LLMError, structured
-from agent.nodes.common import degraded, llm_used, question_of, timed
+from agent.nodes.common import config_of, degraded, llm_used, question_of, timed
 from agent.nodes.retrieval import loop_tasks, web_available
 from agent.progress import emit, report
 from agent.prompts import review_messages
@@ -116,7 +116,7 @@ def local_review(question: str, items: list[PoolItem], embedder: Embedder) -> Lo
 @timed("judge")
 async def judge(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
     deps = runtime.context
-    config = deps.config
+    config = config_of(state, deps)
     question = question_of(state)
     items = candidates(state)
     report("judge", state["language"])

@@ -19,12 +19,12 @@ from langgraph.types import Send
 
 from agent import replies
 from agent.deps import Deps
-from agent.nodes.common import pool_item, question_of, timed
+from agent.nodes.common import features_of, pool_item, question_of, timed
 from agent.progress import report
 from agent.retrieval.knowledge_base import KnowledgeBase, SearchOptions
 from agent.retrieval.types import SearchHit
 from agent.state import AgentState, Plan, PoolItem, SubQuestion
-from agent.websearch import WebSearchError
+from agent.websearch import WebSearchError, search_terms
 
 
 class RetrieveTask(TypedDict):
@@ -113,6 +113,8 @@ def levels(subs: list[SubQuestion]) -> dict[int, int]:
 
 def _k(state: AgentState, deps: Deps) -> int:
     config = deps.config
+    if not features_of(state, deps).dynamic_k:
+        return config.k_moderate
     return {"simple": config.k_simple, "complex": config.k_complex}.get(
         state.get("complexity", "moderate"), config.k_moderate
     )
@@ -179,6 +181,8 @@ async def planner(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
     question = question_of(state)
     plan = state.get("plan") or _local_plan(question, state.get("route", "knowledge"))
     plan = _normalise(plan, question, deps.config.max_subquestions, deps.config.max_variations)
+    if not features_of(state, deps).query_rewrite:  # search the question as asked
+        plan = Plan(**(plan | {"variations": [question]}))
     notes = []
     if state.get("route") == "current_events" and deps.web is None:
         notes.append(replies.text("no_web", state["language"]))
@@ -190,7 +194,7 @@ async def planner(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
         report("search", state["language"], n=queries)
     else:
         report("search_one", state["language"])
-    return {"plan": plan, "wave": 0, "notes": notes}
+    return {"plan": plan, "wave": 0, "notes": notes, "k": _k(state, deps)}
 
 
 def dispatch(state: AgentState, runtime: Runtime[Deps]) -> list[Send] | str:
@@ -272,7 +276,9 @@ async def run_task(task: RetrieveTask, kb: KnowledgeBase, name: str) -> dict[str
             if item["id"] not in items or items[item["id"]]["score"] < item["score"]:
                 items[item["id"]] = item
     elapsed = round((time.perf_counter() - start) * 1000, 2)
+    step = {"node": name, "ms": elapsed, "query": task["label"][:80], "found": len(items)}
     return {
+        "path": [step],
         "pool": list(items.values()),
         "seen": list(items),
         "notes": sorted(set(notes)),
@@ -286,7 +292,9 @@ Next = Literal["wave", "web", "evaluate"]
 def web_available(state: AgentState, deps: Deps) -> bool:
     """A provider is configured and switched on, and this turn has not searched the web."""
     return (
-        deps.web is not None and deps.config.features.web_search and not state.get("web_searched")
+        deps.web is not None
+        and features_of(state, deps).web_search
+        and not state.get("web_searched")
     )
 
 
@@ -310,13 +318,14 @@ async def collect(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
     step = _next_step(state, deps, wave)
     if step != "wave":
         report("found", state["language"], n=len(state.get("pool", [])))
-    llm_judge = deps.llms is not None and _judge_enabled(deps)
-    speculating = step == "evaluate" and llm_judge and deps.config.features.speculative_generation
+    llm_judge = deps.llms is not None and _judge_enabled(state, deps)
+    speculative = features_of(state, deps).speculative_generation
+    speculating = step == "evaluate" and llm_judge and speculative
     return {"wave": wave, "next_step": step, "speculating": speculating}
 
 
-def _judge_enabled(deps: Deps) -> bool:
-    features = deps.config.features
+def _judge_enabled(state: AgentState, deps: Deps) -> bool:
+    features = features_of(state, deps)
     return features.rerank or features.sufficiency_loop
 
 
@@ -333,7 +342,7 @@ def after_collect(state: AgentState, runtime: Runtime[Deps]) -> list[Send] | lis
 def evaluate_targets(state: AgentState, deps: Deps) -> list[str]:
     if state.get("speculating"):
         return ["judge", "generate"]
-    return ["judge"] if _judge_enabled(deps) else ["generate"]
+    return ["judge"] if _judge_enabled(state, deps) else ["generate"]
 
 
 @timed("web_search")
@@ -343,7 +352,9 @@ async def web_search(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any
     report("web", state["language"])
     update: dict[str, Any] = {"web_searched": True}
     try:
-        results = await deps.web.search(question_of(state), max_results=5)
+        # The router's refined query (seed 002/004), else the question without filler words.
+        query = state.get("web_query") or search_terms(question_of(state))
+        results = await deps.web.search(query, max_results=5)
     except WebSearchError as exc:
         return update | {"notes": [str(exc)]}
     items = [
@@ -364,6 +375,6 @@ async def web_search(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any
         for r in results
     ]
     report("found", state["language"], n=len(state.get("pool", [])) + len(items))
-    llm_judge = deps.llms is not None and _judge_enabled(deps)
-    speculating = llm_judge and deps.config.features.speculative_generation
+    llm_judge = deps.llms is not None and _judge_enabled(state, deps)
+    speculating = llm_judge and features_of(state, deps).speculative_generation
     return update | {"pool": items, "seen": [i["id"] for i in items], "speculating": speculating}

@@ -16,10 +16,10 @@ from langchain_core.messages import BaseMessage, ToolMessage
 from langgraph.runtime import Runtime
 
 from agent import replies
-from agent.bypass import DOCUMENTS_MATCH, match_needed
+from agent.bypass import DOCUMENTS_MATCH, is_creative_request, match_needed
 from agent.deps import Deps
 from agent.intent import is_context_dependent, memory_command
-from agent.llm import LLMError, invoke_with_tools, structured
+from agent.llm import LLMError, invoke_with_tools, stream_text, structured
 from agent.memory.budget import TokenPlan
 from agent.memory.profile import (
     Fact,
@@ -30,11 +30,19 @@ from agent.memory.profile import (
     render_profile,
     user_namespace,
 )
-from agent.nodes.common import RAG_ROUTES, degraded, llm_used, persona_of, timed
+from agent.models import model_for, model_name_for
+from agent.nodes.common import (
+    RAG_ROUTES,
+    degraded,
+    features_of,
+    llm_used,
+    persona_of,
+    timed,
+)
 from agent.nodes.entry import has_history
 from agent.nodes.retrieval import prefetch
-from agent.progress import report
-from agent.prompts import analysis_messages, tools_messages
+from agent.progress import emit, report
+from agent.prompts import analysis_messages, general_messages, tools_messages
 from agent.schemas import Analysis
 from agent.state import AgentState, Plan, SubQuestion
 from agent.tools import (
@@ -55,7 +63,7 @@ def history_of(state: AgentState) -> list[BaseMessage]:
 
 async def _profile(state: AgentState, runtime: Runtime[Deps]) -> str:
     deps = runtime.context
-    if runtime.store is None or not deps.config.features.user_memory:
+    if runtime.store is None or not features_of(state, deps).user_memory:
         return ""
     namespace = user_namespace(state["turn"]["workspace"], state["turn"]["user"])
     try:
@@ -110,6 +118,7 @@ def _from_analysis(analysis: Analysis, state: AgentState, deps: Deps) -> dict[st
         "reply": analysis.reply.strip(),
         "plan": _plan_from(analysis),
         "user_facts": [f.model_dump() for f in analysis.user_facts],
+        "web_query": analysis.web_query.strip(),
         "notes": notes,
     }
 
@@ -149,6 +158,10 @@ async def _local_route(state: AgentState, deps: Deps) -> dict[str, Any]:
     route, notes = _unsure(guess.route, guess.confidence, deps.config.prototype_min_confidence)
     if route == "tools":  # the prototypes say "tools" but no rule found what to compute
         route = "knowledge"
+    if route == "creative" and not is_creative_request(question):
+        claimed = await _documents_claim(state, deps, match_needed(question))
+        if claimed is not None:
+            route, notes = "knowledge", [*notes, claimed]
     if route == "smalltalk" and not needs_history:
         claimed = await _documents_claim(state, deps, match_needed(question))
         if claimed is None:
@@ -168,6 +181,16 @@ async def _local_route(state: AgentState, deps: Deps) -> dict[str, Any]:
 
 @timed("router")
 async def router(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
+    update = await _route(state, runtime)
+    if features_of(state, runtime.context).routing or update["route"] in ("memory", *RAG_ROUTES):
+        return update
+    # Routing switched off: every message is a question for the documents.
+    note = f"routing is off; searched the documents instead of the {update['route']} path"
+    notes = [*update.get("notes", []), note]
+    return update | {"route": "knowledge", "reply": "", "notes": notes}
+
+
+async def _route(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
     deps = runtime.context
     language = state["language"]
     report("analyze", language)
@@ -209,7 +232,8 @@ async def _check_bypass(update: dict[str, Any], state: AgentState, deps: Deps) -
     """The LLM's smalltalk, general or tools decision, unless the documents claim the
     message: then it is searched like any question (the plan came with the analysis)."""
     route, question = update["route"], state["question"]
-    if route in ("smalltalk", "general") and not update.get("needs_history"):
+    talk = route in ("smalltalk", "general") and not update.get("needs_history")
+    if talk or (route == "creative" and not is_creative_request(question)):
         needed = match_needed(question)
     elif route == "tools" and not asks_for_tool(question):
         needed = DOCUMENTS_MATCH
@@ -251,8 +275,29 @@ async def context_enhancement(state: AgentState, runtime: Runtime[Deps]) -> dict
 
 @timed("direct_response")
 async def direct_response(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
-    reply = state.get("reply") or replies.smalltalk(state["question"], state["language"])
-    return {"answer": reply, "grounded": True}
+    """Smalltalk and general replies. The routing call wrote them with the fast model (one
+    trip); a route map that names another model for the route has that model answer."""
+    deps = runtime.context
+    language, route = state["language"], state.get("route", "smalltalk")
+    reply = state.get("reply") or replies.smalltalk(state["question"], language)
+    if deps.llms is None or not state.get("reply"):
+        return {"answer": reply, "grounded": True}
+    mapped = model_name_for(deps.config.route_models, route, state.get("complexity", "simple"))
+    model, name = deps.llms.named(mapped) if mapped else (deps.llms.fast, deps.llms.fast_name)
+    if name == deps.llms.fast_name:
+        return {"answer": reply, "grounded": True, "answer_model": name}
+    messages = general_messages(state["question"], language, persona_of(state, deps))
+    emit({"type": "draft_start", "speculative": False})
+    try:
+        text, usage = await stream_text(
+            model, messages, lambda t: emit({"type": "token", "text": t})
+        )
+    except LLMError as exc:  # the routing call's own reply still answers
+        return {"answer": reply, "grounded": True, "answer_model": deps.llms.fast_name} | degraded(
+            exc.kind
+        )
+    done = {"answer": text, "grounded": True, "answer_model": name}
+    return done | llm_used(usage, name)
 
 
 def _run_tool(name: str, args: dict[str, Any], timezone: str) -> str:
@@ -285,17 +330,20 @@ async def tools_node(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any
     if deps.llms is None:
         answer = _local_tool_answer(state["question"], language, timezone)
         return {"answer": answer, "grounded": True}
-    persona, model = persona_of(state, deps), deps.llms.chat_name
+    persona = persona_of(state, deps)
+    client, model = model_for(
+        deps.llms, deps.config.route_models, "tools", state.get("complexity", "simple")
+    )
     messages: list[BaseMessage] = tools_messages(state["question"], language, timezone, persona)
     usage = {"prompt_tokens": 0, "completion_tokens": 0}
     calls = 0
     try:
         for _ in range(3):  # a tool round, then the answer; bounded like every loop here
-            reply, used = await invoke_with_tools(deps.llms.chat, TOOLS, messages)
+            reply, used = await invoke_with_tools(client, TOOLS, messages)
             calls += 1
             usage = {k: usage[k] + used[k] for k in usage}
             if not reply.tool_calls:
-                answered = {"answer": str(reply.content), "grounded": True}
+                answered = {"answer": str(reply.content), "grounded": True, "answer_model": model}
                 return answered | llm_used(usage, model, calls)
             messages.append(reply)
             for call in reply.tool_calls:
@@ -313,7 +361,7 @@ async def memory_node(state: AgentState, runtime: Runtime[Deps]) -> dict[str, An
     """'What do you remember about me?' and 'forget it', from the per-user store."""
     language = state["language"]
     report("memory", language)
-    if runtime.store is None or not runtime.context.config.features.user_memory:
+    if runtime.store is None or not features_of(state, runtime.context).user_memory:
         return {"answer": replies.text("memory_off", language), "grounded": True}
     namespace = user_namespace(state["turn"]["workspace"], state["turn"]["user"])
     if memory_command(state["question"]) == "forget":
