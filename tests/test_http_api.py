@@ -14,9 +14,9 @@ import httpx
 import jwt
 import pytest
 
-from agent.retrieval.knowledge_base import KnowledgeBase
 from adapters.http.context import conversation_thread_id
 from agent.memory.backends import open_checkpointer
+from agent.retrieval.knowledge_base import KnowledgeBase
 from tests.http_support import http_service, http_settings, parse_sse
 
 pytestmark = pytest.mark.slow
