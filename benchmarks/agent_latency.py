@@ -49,7 +49,7 @@ from tests.agent_support import agent, analysis  # noqa: E402
 from tests.conftest import open_kb  # noqa: E402
 from tests.fakes.openai_server import FakeOpenAI  # noqa: E402
 
-ROUTES = "blocked cached smalltalk knowledge history analysis tools knowledge_loop".split()
+ROUTES = "blocked cached smalltalk knowledge history analysis tools creative knowledge_loop".split()
 
 
 def summary(samples: list[Sample]) -> dict[str, Any]:

@@ -203,6 +203,19 @@ class Scenarios:
         self.fake.reply("text", "2+3 = 5")
         return self.fresh("tools", i, ("2+3은 얼마야?" if i % 2 else "What is 2+3?") + self.tag())
 
+    async def creative(self, i: int) -> Turn:
+        """A draft with one search of the documents: routing, a tool round, the draft."""
+        self.fake.reply("Analysis", analysis("creative", complexity="moderate"))
+        search = Reply(tool_calls=[("search_documents", {"query": "on-call handover"})])
+        self.fake.reply("tools", search, Reply(content="Welcome aboard! Handover is Monday [1]."))
+        self.fake.reply("text", "Welcome aboard! Handover is Monday [1].")
+        text = (
+            "새 온콜 엔지니어 환영 메시지 초안 써줘"
+            if i % 2
+            else "Draft a welcome note for the new on-call engineer"
+        )
+        return self.fresh("creative", i, text + self.tag())
+
     async def knowledge_loop(self, i: int) -> Turn:
         return self.fresh("loop", i, self.knowledge_script(i, loop=True))
 
