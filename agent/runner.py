@@ -24,8 +24,8 @@ from agent.deps import Deps
 from agent.events import Event, Final, Progress, Route, Source, Token, Turn, Usage
 from agent.language import detect_language
 from agent.locks import LocalThreadLocks, ThreadLocks
+from agent.locks_redis import LockLostError
 from agent.memory.backends import prune_thread
-from agent.shared.locks import LockLostError
 from agent.state import PoolItem, TurnInput, fresh_turn
 
 log = logging.getLogger(__name__)

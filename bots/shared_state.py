@@ -22,11 +22,11 @@ from adapters.chat.ratelimit_redis import RedisRateLimiter
 from adapters.chat.usage import SqliteUsageStore
 from adapters.chat.usage_redis import RedisUsageStore
 from agent.cache import AnswerCache, SqliteAnswerCache
+from agent.cache.answer_redis import RedisAnswerCache
 from agent.config import AgentConfig
 from agent.locks import FileThreadLocks, ThreadLocks
-from agent.shared.cache import RedisAnswerCache
+from agent.locks_redis import RedisThreadLocks
 from agent.shared.link import RedisLink
-from agent.shared.locks import RedisThreadLocks
 from bots.settings import Settings
 
 
