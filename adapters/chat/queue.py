@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
 from agent.log_context import bind
+from agent.stopping import cancel_until_done
 
 log = logging.getLogger(__name__)
 
@@ -70,16 +71,14 @@ class Tasks:
         self.running.add(task)
         task.add_done_callback(self.running.discard)
 
-    async def drain(self, timeout_s: float) -> None:
+    async def drain(self, timeout_s: float, *, give_up_s: float = 10.0) -> None:
         """Wait up to ``timeout_s``, then stop the rest: a queued job stopped here stays
-        pending in Redis, where another worker takes it over."""
+        pending in Redis, where another worker takes it over. A job whose cancellation
+        is swallowed (inside a Redis call) is cancelled again; one that never stops is
+        left after ``give_up_s``, so the worker still exits."""
         if self.running:
             await asyncio.wait(set(self.running), timeout=timeout_s)
-        late = set(self.running)
-        for task in late:
-            task.cancel()
-        if late:
-            await asyncio.wait(late)
+        await cancel_until_done(set(self.running), give_up_s=give_up_s)
 
 
 async def answer(handler: Handler, job: Job) -> None:
