@@ -87,58 +87,63 @@ class LiveKeywordIndex:
 
     def __init__(self, rows: Iterable[KeywordRow], generation: int) -> None:
         self.generation = generation
-        self._main = _Segment.build(list(rows))
-        self._delta_rows: list[KeywordRow] = []
-        self._delta = _Segment.build([])
         self._scope_code: dict[str, int] = {}
-        self._reindex()
+        self._delta_rows: list[KeywordRow] = []
+        self._set_main(_Segment.build(list(rows)))
+        self._set_delta()
 
-    def _reindex(self) -> None:
-        self._where = {cid: (0, i) for i, cid in enumerate(self._main.ids) if self._main.alive[i]}
-        self._where.update({cid: (1, i) for i, cid in enumerate(self._delta.ids)})
+    def _codes_of(self, segment: _Segment) -> npt.NDArray[np.int32]:
         # Integer scope codes keep the per-query scope mask cheap, as in KeywordIndex.
-        for segment in self._segments:
-            for scope in segment.scopes:
-                self._scope_code.setdefault(scope, len(self._scope_code))
-        self._codes = [
-            np.fromiter((self._scope_code[s] for s in seg.scopes), np.int32, len(seg.scopes))
-            for seg in self._segments
-        ]
+        for scope in segment.scopes:
+            self._scope_code.setdefault(scope, len(self._scope_code))
+        codes = (self._scope_code[s] for s in segment.scopes)
+        return np.fromiter(codes, np.int32, len(segment.scopes))
+
+    def _set_main(self, main: _Segment) -> None:
+        """O(main): only at start and at a merge."""
+        self._main = main
+        self._main_codes = self._codes_of(main)
+        self._in_main = {cid: i for i, cid in enumerate(main.ids)}
+
+    def _set_delta(self) -> None:
+        """O(delta): at every change."""
+        self._delta = _Segment.build(self._delta_rows)
+        self._delta_codes = self._codes_of(self._delta)
+        self._in_delta = {cid: i for i, cid in enumerate(self._delta.ids)}
 
     @property
     def _segments(self) -> tuple[_Segment, _Segment]:
         return self._main, self._delta
 
+    @property
+    def _codes(self) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]:
+        return self._main_codes, self._delta_codes
+
     def __len__(self) -> int:
-        return len(self._where)
+        return len(self._in_main) + len(self._in_delta)
 
     def apply(self, removed: Iterable[str], added: Sequence[KeywordRow], generation: int) -> None:
-        """Removals first, then additions: a chunk removed and added again is current."""
-        gone = [cid for cid in removed if cid in self._where]
-        keep_delta = {cid for cid in gone if self._where[cid][0] == 1}
+        """Removals first, then additions: a chunk removed and added again is current.
+        A chunk added again without a removal replaces its older row."""
+        gone = set(removed) | {r.chunk_id for r in added}
         for cid in gone:
-            segment, i = self._where.pop(cid)
-            self._segments[segment].alive[i] = False
-        if keep_delta:
-            self._delta_rows = [r for r in self._delta_rows if r.chunk_id not in keep_delta]
-        for row in added:
-            if row.chunk_id in self._where:  # added twice without a removal: keep the new one
-                segment, i = self._where.pop(row.chunk_id)
-                self._segments[segment].alive[i] = False
-                self._delta_rows = [r for r in self._delta_rows if r.chunk_id != row.chunk_id]
+            i = self._in_main.pop(cid, None)
+            if i is not None:
+                self._main.alive[i] = False
+        if gone & self._in_delta.keys():
+            self._delta_rows = [r for r in self._delta_rows if r.chunk_id not in gone]
         self._delta_rows.extend(added)
         self.generation = generation
-        dead = len(self._main.ids) - int(self._main.alive.sum())
+        dead = len(self._main.ids) - len(self._in_main)
         limit = max(_MERGE_MIN, len(self._main.ids) // 8)
         if len(self._delta_rows) > limit or dead > limit:
-            self._main = _Segment.build(self._main.live_rows() + self._delta_rows)
+            self._set_main(_Segment.build(self._main.live_rows() + self._delta_rows))
             self._delta_rows = []
-        self._delta = _Segment.build(self._delta_rows)
-        self._reindex()
+        self._set_delta()
 
     # -- statistics and scores -------------------------------------------------------
     def _stats(self) -> tuple[int, float]:
-        n = len(self._where)
+        n = len(self)
         total = sum(float(s.lengths[s.alive].sum()) for s in self._segments)
         return n, total / n if n else 0.0
 
@@ -148,7 +153,7 @@ class LiveKeywordIndex:
         return sum(len(s.postings(term)[0]) for s in self._segments)
 
     def query_idf_sum(self, terms: Sequence[int | None]) -> float:
-        n = len(self._where)
+        n = len(self)
         return sum(bm25_idf(self._doc_freq(t), n) for t in terms)
 
     def _masks(self, scopes: frozenset[str] | None) -> list[npt.NDArray[np.bool_]]:
@@ -192,7 +197,7 @@ class LiveKeywordIndex:
         """As :meth:`KeywordIndex.coverage`: the best chunk's IDF-weighted share of the
         distinct query terms."""
         distinct = list(dict.fromkeys(terms))
-        n = len(self._where)
+        n = len(self)
         doc_freq = {t: self._doc_freq(t) for t in distinct}
         total = sum(bm25_idf(doc_freq[t], n) for t in distinct)
         known = [t for t in distinct if t is not None and doc_freq[t]]
