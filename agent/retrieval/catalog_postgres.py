@@ -77,8 +77,8 @@ class PostgresCatalog:
         except psycopg.OperationalError as exc:
             raise CatalogError(
                 f"cannot open the document catalog in Postgres ({' '.join(str(exc).split())}); "
-                "start Postgres or fix DATABASE_URL, or unset it to keep the catalog in the "
-                "data folder"
+                "start Postgres or fix DATABASE_URL, or unset DATABASE_URL to keep the catalog in "
+                "the data folder"
             ) from exc
         self._lock = threading.RLock()
         self.schema = schema
