@@ -25,9 +25,10 @@ from agent.deps import Deps
 from agent.events import Event, Final, Progress, Route, Source, Token, Turn, Usage
 from agent.language import detect_language
 from agent.locks import LocalThreadLocks, ThreadLocks
+from agent.locks_redis import LockLostError
 from agent.memory.backends import prune_thread
-from agent.shared.locks import LockLostError
 from agent.state import PoolItem, TurnInput, fresh_turn
+from agent.stopping import deadline
 
 log = logging.getLogger(__name__)
 
@@ -212,7 +213,7 @@ class Runner:
             try:
                 async with self.locks.hold(thread_id):
                     waited = time.perf_counter() - start
-                    async with asyncio.timeout(self.turn_timeout_s):
+                    async with deadline(self.turn_timeout_s):
                         values = await self._stream(turn, turn_input, queue)
                     final = self._final(values, turn, start, waited)
                     await queue.put(final)

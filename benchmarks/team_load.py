@@ -79,6 +79,8 @@ def script(llm: FakeOpenAI) -> None:
 
 # Thread memory in Postgres outlives a run: ids no earlier run used keep old history out.
 INVOCATION = uuid.uuid4().hex[:6].upper()
+# The shared catalog of this invocation, when Postgres is there (left for inspection).
+CATALOG_SCHEMA = f"bench_team_{INVOCATION.lower()}"
 
 
 class Conversation:
@@ -264,7 +266,8 @@ def shared_parts(folder: Path) -> Iterator[tuple[RedisServer, str]]:
     try:
         with chroma_server(folder / "chroma") as chroma_url:
             ingest(folder / "data", chroma_url, UniversalSentenceEncoder(),
-                   {"public": [REPO / "samples" / "kb"]})  # fmt: skip
+                   {"public": [REPO / "samples" / "kb"]}, database_url=reachable_postgres(),
+                   schema=CATALOG_SCHEMA)  # fmt: skip
             yield redis_server, chroma_url
     finally:
         redis_server.stop()
@@ -291,6 +294,7 @@ async def one_run(
         database_url=reachable_postgres(),
         queue_claim_s=args.claim,
         rate_limit_per_minute=0,
+        catalog_schema=CATALOG_SCHEMA,
     )
     team = await Team.start(slack, env, folder / f"workers-{run}")
     try:

@@ -22,6 +22,7 @@ from rich.table import Table
 
 from adapters.chat.channels import ChannelRulesError, load_channel_rules
 from agent.retrieval.catalog import Catalog, CatalogError
+from agent.retrieval.catalog_postgres import PostgresCatalog
 from agent.urls import redact_url
 from bots.checks import CheckFailed, CheckResult, Part, external_parts, run_parts
 from bots.settings import BotConfigError, Settings, SettingsError, load_settings
@@ -101,7 +102,12 @@ def data_folder(settings: Settings) -> list[CheckResult]:
         )
         problem = f"not writable: {exc.strerror or exc}"
         return [CheckResult("data folder", False, str(folder), problem=problem, fix=fix)]
-    results = [CheckResult("data folder", False, str(folder), detail="writable")]
+    results = [
+        CheckResult("data folder", False, str(folder), detail="writable"),
+        CheckResult("stores", False, str(folder), detail=_stores(settings)),
+    ]
+    if settings.database_url:
+        return [*results, _shared_catalog(settings)]
     catalog_file = folder / "catalog.sqlite3"
     empty_fix = "run `teamrag ingest PATH` with the team's documents"
     if not catalog_file.exists():
@@ -122,6 +128,40 @@ def data_folder(settings: Settings) -> list[CheckResult]:
         return [*results, CheckResult("knowledge base", False, str(folder), problem, empty_fix)]
     detail = f"{documents} documents, {chunks} chunks"
     return [*results, CheckResult("knowledge base", False, str(folder), detail=detail)]
+
+
+def _stores(settings: Settings) -> str:
+    """Which stores every host shares and which stay in this host's data folder."""
+    shared: list[str] = []
+    local: list[str] = []
+    for name, on_server in (
+        ("documents and keyword index (Postgres)", bool(settings.database_url)),
+        ("thread memory (Postgres)", bool(settings.database_url)),
+        ("vectors (Chroma server)", bool(settings.chroma_url)),
+        ("locks, caches, queue (Redis)", bool(settings.redis_url)),
+    ):
+        (shared if on_server else local).append(name.split(" (")[0])
+    return f"shared: {', '.join(shared) or 'none'}; local: {', '.join(local) or 'none'}"
+
+
+def _shared_catalog(settings: Settings) -> CheckResult:
+    """The knowledge base in Postgres: what every host searches."""
+    assert settings.database_url is not None
+    where = f"Postgres schema {settings.catalog_schema}"
+    try:
+        catalog = PostgresCatalog(settings.database_url, settings.catalog_schema)
+    except CatalogError as exc:
+        return CheckResult("knowledge base", True, where, str(exc), "see the Postgres check")
+    try:
+        documents, chunks = len(catalog.documents()), catalog.chunk_count()
+    finally:
+        catalog.close()
+    if chunks == 0:
+        fix = "run `teamrag ingest PATH` on any host with the team's documents"
+        return CheckResult("knowledge base", True, where, "empty: nothing has been ingested", fix)
+    return CheckResult(
+        "knowledge base", True, where, detail=f"{documents} documents, {chunks} chunks"
+    )
 
 
 def platform_parts(settings: Settings, timeout_s: float) -> list[Part]:

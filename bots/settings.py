@@ -54,7 +54,13 @@ class Settings(BaseSettings):
     database_url: str | None = Field(
         None,
         validation_alias=AliasChoices("DATABASE_URL"),
-        description="Postgres for thread memory and per-user memory; unset = SQLite file.",
+        description="Postgres for thread memory, per-user memory and the document catalog "
+        "with its keyword index; unset = SQLite files in the data folder.",
+    )
+    catalog_schema: str = Field(
+        "teamrag",
+        pattern=r"^[a-z_][a-z0-9_]{0,62}$",
+        description="The Postgres schema of the shared document catalog (with DATABASE_URL).",
     )
 
     # LLM: used when OPENAI_API_KEY or OPENAI_BASE_URL is set, unless llm=off

@@ -11,19 +11,22 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
-from adapters.chat.dedupe import Deduper, LocalDeduper, RedisDeduper
+from adapters.chat.dedupe import Deduper, LocalDeduper
+from adapters.chat.dedupe_redis import RedisDeduper
 from adapters.chat.feedback import SqliteFeedbackStore
 from adapters.chat.feedback_redis import RedisFeedbackStore
-from adapters.chat.queue import LocalTurnQueue, RedisTurnQueue, TurnQueue
-from adapters.chat.ratelimit import LocalRateLimiter, RateLimiter, RedisRateLimiter
+from adapters.chat.queue import LocalTurnQueue, TurnQueue
+from adapters.chat.queue_redis import RedisTurnQueue
+from adapters.chat.ratelimit import LocalRateLimiter, RateLimiter
+from adapters.chat.ratelimit_redis import RedisRateLimiter
 from adapters.chat.usage import SqliteUsageStore
 from adapters.chat.usage_redis import RedisUsageStore
 from agent.cache import AnswerCache, SqliteAnswerCache
+from agent.cache.answer_redis import RedisAnswerCache
 from agent.config import AgentConfig
 from agent.locks import FileThreadLocks, ThreadLocks
-from agent.shared.cache import RedisAnswerCache
+from agent.locks_redis import RedisThreadLocks
 from agent.shared.link import RedisLink
-from agent.shared.locks import RedisThreadLocks
 from bots.settings import Settings
 
 

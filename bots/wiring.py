@@ -23,6 +23,7 @@ from agent.events import Event, Turn
 from agent.graph import build_graph
 from agent.llm import LLMs, openai_llms
 from agent.memory.backends import open_checkpointer, open_store
+from agent.retrieval.catalog_postgres import PostgresCatalog
 from agent.retrieval.chunking import ChunkingConfig
 from agent.retrieval.embeddings import Embedder, OpenAICompatibleEmbedder, UniversalSentenceEncoder
 from agent.retrieval.knowledge_base import KnowledgeBase, collection_name
@@ -62,11 +63,18 @@ def build_knowledge_base(settings: Settings) -> KnowledgeBase:
         vectors = VectorStore.remote(settings.chroma_url, name)
     else:
         vectors = VectorStore.embedded(settings.data_dir / "chroma", name)
+    # With DATABASE_URL the catalog (and so the keyword index) is shared by every host.
+    catalog = (
+        PostgresCatalog(settings.database_url, settings.catalog_schema)
+        if settings.database_url
+        else None
+    )
     return KnowledgeBase(
         settings.data_dir,
         embedder,
         vectors,
         ChunkingConfig(size=settings.chunk_size, overlap=settings.chunk_overlap),
+        catalog=catalog,
     )
 
 

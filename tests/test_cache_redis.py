@@ -15,7 +15,7 @@ import pytest
 import redis
 
 from agent.cache import CachedAnswer, SqliteAnswerCache
-from agent.shared.cache import RedisAnswerCache
+from agent.cache.answer_redis import RedisAnswerCache
 from agent.shared.link import RedisLink
 from tests.redis_support import RedisServer
 from tests.test_cache import DOCS, SCOPE, FakeClock, other, store, vec, versions

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 import pytest
 import redis
 
-from adapters.chat.dedupe import RedisDeduper
+from adapters.chat.dedupe_redis import RedisDeduper
 from agent.shared.link import RedisLink
 from tests.redis_support import RedisServer
 

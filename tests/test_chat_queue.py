@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from adapters.chat.queue import Handler, Job, LocalTurnQueue, RedisTurnQueue
+from adapters.chat.queue import Handler, Job, LocalTurnQueue
+from adapters.chat.queue_redis import RedisTurnQueue
 from agent.shared.link import RedisLink
 from tests.redis_support import RedisServer
 from tests.slack_support import until

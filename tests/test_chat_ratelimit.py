@@ -12,7 +12,8 @@ import pytest
 import redis
 
 from adapters.chat.phrases import phrase
-from adapters.chat.ratelimit import LocalRateLimiter, RedisRateLimiter, refusal
+from adapters.chat.ratelimit import LocalRateLimiter, refusal
+from adapters.chat.ratelimit_redis import RedisRateLimiter
 from agent.shared.link import RedisLink
 from tests.redis_support import RedisServer
 

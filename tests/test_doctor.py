@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import os
 import socket
+import uuid
 from pathlib import Path
 
+import psycopg
 import pytest
 import typer
 from typer.testing import CliRunner
 
+from agent.retrieval.catalog import DocumentRecord
+from agent.retrieval.catalog_postgres import PostgresCatalog
 from agent.retrieval.embeddings import UniversalSentenceEncoder
 from agent.retrieval.ingest import Ingestor
+from agent.retrieval.types import Chunk
 from bots.doctor import doctor as doctor_command
 from tests.conftest import open_kb
 from tests.fakes.discord_payloads import TOKEN as DISCORD_TOKEN
@@ -128,14 +133,30 @@ def test_every_external_part_answering(
         "DISCORD_TOKEN": DISCORD_TOKEN,
         "DISCORD_API_BASE": discord.api_base,
     }
-    if postgres_reachable():
-        env["DATABASE_URL"] = PG_URL
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    if postgres_reachable():  # the shared catalog then lives there: one document in it
+        env.update(DATABASE_URL=PG_URL, TEAMRAG_CATALOG_SCHEMA=schema)
+        catalog = PostgresCatalog(PG_URL, schema)
+        record = DocumentRecord("d1", "/docs/backups.md", "public", "Backups", "h", 1, "p", 0.0)
+        text = "Postgres backups are kept for 35 days."
+        chunk = Chunk(
+            "d1-0", "d1", 0, text, record.source, "Backups", "public", None, "", None, "h"
+        )
+        catalog.replace_document(record, [chunk], [text.lower().split()])
+        catalog.close()
     try:
         with chroma_server(tmp_path / "chroma") as chroma_url:
             code, output = doctor(data_dir, CHROMA_URL=chroma_url, **env)
     finally:
         discord.stop()
+        if "DATABASE_URL" in env:
+            with psycopg.connect(PG_URL, autocommit=True) as db:
+                db.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
     assert code == 0, output
+    if "DATABASE_URL" in env:
+        assert f"Postgres schema {schema}" in row(output, "knowledge base"), output
+        assert "1 documents" in row(output, "knowledge base"), output
+        assert "shared: documents" in row(output, "stores"), output
     external = ["Redis", "Chroma", "LLM", "Slack", "Discord"]
     external += ["Postgres"] if "DATABASE_URL" in env else []
     for part in external:

@@ -16,9 +16,9 @@ import pytest
 import redis
 
 from agent.events import Turn
+from agent.locks_redis import LockLostError, RedisThreadLocks
 from agent.retrieval.knowledge_base import KnowledgeBase
 from agent.shared.link import RedisLink
-from agent.shared.locks import LockLostError, RedisThreadLocks
 from tests.agent_support import agent, script_answer
 from tests.conftest import REPO
 from tests.fakes.openai_server import FakeOpenAI
@@ -120,7 +120,7 @@ async def test_a_killed_worker_process_leaves_no_lock_behind(redis_link: RedisLi
     script = (
         "import asyncio, sys\n"
         "from agent.shared.link import RedisLink\n"
-        "from agent.shared.locks import RedisThreadLocks\n"
+        "from agent.locks_redis import RedisThreadLocks\n"
         "async def main():\n"
         "    link = RedisLink(sys.argv[1], prefix=sys.argv[2])\n"
         "    async with RedisThreadLocks(link, ttl_s=0.6).hold(sys.argv[3]):\n"

@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import psycopg
 import pytest
 import redis
 
@@ -84,12 +85,15 @@ async def world(
     redis_url = f"redis://127.0.0.1:{redis_server.port}/{REDIS_DB}"
     redis.Redis.from_url(redis_url).flushdb()
     database_url = reachable_postgres()
+    schema = f"t_{uuid.uuid4().hex[:12]}"  # the shared catalog of this run
     general, alpha, beta = slack_id("C"), slack_id("C"), slack_id("C")
     channels = f'[channels.{alpha}]\nscopes = ["alpha"]\n[channels.{beta}]\nscopes = ["beta"]\n'
     slack = FakeSlack().start()
     try:
         with chroma_server(folder / "chroma") as chroma_url:
-            ingest(folder / "data", chroma_url, embedder, write_docs(folder / "docs", DOCS))
+            docs = write_docs(folder / "docs", DOCS)
+            ingest(folder / "data", chroma_url, embedder, docs, database_url=database_url,
+                   schema=schema)  # fmt: skip
             env = worker_env(
                 data_dir=folder / "data",
                 redis_url=redis_url,
@@ -103,6 +107,7 @@ async def world(
                 channels=channels,
                 chat_update_interval_s=0.05,
                 default_scope="public",
+                catalog_schema=schema,
             )
             team = await Team.start(slack, env, folder / "workers")
             try:
@@ -111,6 +116,9 @@ async def world(
                 await team.close()
     finally:
         slack.stop()
+        if database_url:
+            with psycopg.connect(database_url, autocommit=True) as db:
+                db.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
 
 
 @pytest.fixture

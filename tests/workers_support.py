@@ -32,6 +32,7 @@ from typing import Any
 import aiohttp
 import psycopg
 
+from agent.retrieval.catalog_postgres import PostgresCatalog
 from agent.retrieval.embeddings import Embedder
 from agent.retrieval.ingest import Ingestor
 from agent.retrieval.knowledge_base import KnowledgeBase, collection_name
@@ -78,12 +79,20 @@ def write_docs(folder: Path, docs: Mapping[str, Mapping[str, str]]) -> dict[str,
 
 
 def ingest(
-    data_dir: Path, chroma_url: str, embedder: Embedder, sources: Mapping[str, Sequence[Path]]
+    data_dir: Path,
+    chroma_url: str,
+    embedder: Embedder,
+    sources: Mapping[str, Sequence[Path]],
+    *,
+    database_url: str | None = None,
+    schema: str = "teamrag",
 ) -> None:
-    """Ingest ``sources`` ({scope: files or folders}) into the shared knowledge base:
-    the catalog and keyword index in ``data_dir``, the vectors on the Chroma server."""
+    """Ingest ``sources`` ({scope: files or folders}) into the shared knowledge base: the
+    catalog in Postgres (``schema``) when ``database_url`` is given, as the workers then
+    read it (else in ``data_dir``), the vectors on the Chroma server."""
     vectors = VectorStore.remote(chroma_url, collection_name(embedder.name))
-    kb = KnowledgeBase(data_dir, embedder, vectors)
+    catalog = PostgresCatalog(database_url, schema) if database_url else None
+    kb = KnowledgeBase(data_dir, embedder, vectors, catalog=catalog)
     try:
         for scope, paths in sources.items():
             report = Ingestor(kb).run(list(paths), scope=scope)

@@ -1,4 +1,4 @@
-"""The turn queue's Lua scripts (:mod:`adapters.chat.queue`): each runs as one atomic
+"""The turn queue's Lua scripts (:mod:`adapters.chat.queue_redis`): each runs as one atomic
 step in Redis, so no other worker sees the queue half changed.
 
 KEYS[1] is the stream; KEYS[2], where used, the thread's line of queued entry ids.

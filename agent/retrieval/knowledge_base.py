@@ -19,10 +19,12 @@ from typing import Literal
 
 from agent.language import detect_language
 from agent.retrieval.catalog import Catalog
+from agent.retrieval.catalog_postgres import PostgresCatalog
 from agent.retrieval.chunking import ChunkingConfig
 from agent.retrieval.embeddings import Embedder
 from agent.retrieval.fusion import fuse
 from agent.retrieval.keyword import KeywordIndex
+from agent.retrieval.keyword_live import LiveKeywordIndex
 from agent.retrieval.tokenizer import TOKENIZER_VERSION, tokenize
 from agent.retrieval.types import SearchHit
 from agent.retrieval.vectors import VectorStore
@@ -30,6 +32,10 @@ from agent.retrieval.vectors import VectorStore
 SearchMode = Literal["hybrid", "dense", "keyword"]
 CANDIDATES = 50
 KEYWORD_REFRESH_S = 10.0
+
+# The document catalog: a SQLite file in the data folder (embedded), or a Postgres
+# schema shared by every host (DATABASE_URL); the same methods either way.
+AnyCatalog = Catalog | PostgresCatalog
 
 
 def collection_name(embedder_name: str) -> str:
@@ -52,12 +58,14 @@ class KnowledgeBase:
         embedder: Embedder,
         vectors: VectorStore,
         chunking: ChunkingConfig | None = None,
+        catalog: AnyCatalog | None = None,
     ) -> None:
         self.data_dir = data_dir
         self.embedder = embedder
         self.vectors = vectors
         self.chunking = chunking or ChunkingConfig()
-        self.catalog = Catalog(data_dir / "catalog.sqlite3")
+        self.catalog: AnyCatalog = catalog or Catalog(data_dir / "catalog.sqlite3")
+        self._live: LiveKeywordIndex | None = None
         self._keyword_dir = data_dir / "keyword"
         self._keyword: KeywordIndex | None = None
         self._keyword_lock = threading.Lock()
@@ -74,7 +82,7 @@ class KnowledgeBase:
         self.embedder.close()
 
     # -- keyword index freshness ---------------------------------------------
-    def keyword_index(self, *, fresh: bool = False) -> KeywordIndex:
+    def keyword_index(self, *, fresh: bool = False) -> KeywordIndex | LiveKeywordIndex:
         """The BM25 index for the catalog's current generation (loaded or rebuilt as needed).
 
         Another process (the ``ingest`` CLI next to a running bot) may be changing
@@ -84,6 +92,8 @@ class KnowledgeBase:
         search still finds them), and chunks it lists that are gone are dropped
         by the catalog lookup. ``fresh`` forces the current generation.
         """
+        if isinstance(self.catalog, PostgresCatalog):
+            return self._shared_keyword_index(self.catalog)
         generation = self.catalog.generation
         with self._keyword_lock:
             current = self._keyword
@@ -104,6 +114,20 @@ class KnowledgeBase:
             self._keyword = index
             self._keyword_loaded_at = time.monotonic()
             return index
+
+    def _shared_keyword_index(self, catalog: PostgresCatalog) -> LiveKeywordIndex:
+        """Other hosts change the shared catalog at any time: every search asks for the
+        changes since the generation the index reflects (one indexed query when there
+        are none) and applies them, so an ingest anywhere is searchable at once."""
+        with self._keyword_lock:
+            if self._live is None:
+                generation, rows = catalog.keyword_snapshot()
+                self._live = LiveKeywordIndex(rows, generation)
+            else:
+                generation, removed, added = catalog.keyword_changes(self._live.generation)
+                if generation != self._live.generation:
+                    self._live.apply(removed, added, generation)
+            return self._live
 
     def refresh_keyword_index(self) -> None:
         self.keyword_index(fresh=True)

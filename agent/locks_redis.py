@@ -5,7 +5,8 @@ dies mid-answer lets the thread go by itself after ``ttl_s``. Each grant is
 numbered from a per-thread fence counter and the key holds ``worker_id:token``:
 a renewal that finds another value knows the lease expired under us (a stalled
 event loop, a partition) and another worker has the thread. The holder is then
-fenced out: its task is cancelled and :meth:`RedisThreadLocks.hold` raises
+fenced out: its task is cancelled (again until it leaves the body, see
+:mod:`agent.stopping`) and :meth:`RedisThreadLocks.hold` raises
 :class:`LockLostError`, so the turn ends with a stated reason instead of writing
 a checkpoint over the other worker's turn.
 
@@ -25,6 +26,7 @@ import redis.asyncio as aredis
 
 from agent.locks import LocalThreadLocks
 from agent.shared.link import RedisLink
+from agent.stopping import AGAIN_EVERY_S
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +86,7 @@ class _Lease:
     cancelling: int  # the holder's pending cancellations when it took the lease
     in_body: bool = False
     lost: bool = False
-    cancel_sent: bool = False
+    cancels_sent: int = 0
     stop: asyncio.Event = field(default_factory=asyncio.Event)
 
 
@@ -221,9 +223,18 @@ class RedisThreadLocks:
                     lease.thread_id,
                     lease.value,
                 )
-                if lease.in_body:  # else the holder is past its body: no cancel needed
-                    lease.cancel_sent = lease.holder.cancel()
+                await self._fence_out(lease)
                 return
+
+    async def _fence_out(self, lease: _Lease) -> None:
+        """Cancel the holder's body, and again every second until it has left the body
+        (``hold`` sets ``stop`` then): one cancellation can be swallowed inside a Redis
+        call, and a body that ran on would write over the other worker's turn."""
+        while lease.in_body and not lease.stop.is_set():
+            if lease.holder.cancel():
+                lease.cancels_sent += 1
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(lease.stop.wait(), AGAIN_EVERY_S)
 
     async def _release(self, lease: _Lease) -> None:
         key = self.lock_key(lease.thread_id)
@@ -242,8 +253,10 @@ class RedisThreadLocks:
     def _cancelled_from_outside(lease: _Lease, exc: BaseException | None) -> bool:
         """Withdraw our own cancellation of the holder (as ``asyncio.timeout`` does); True
         if ``exc`` is a cancellation somebody else asked for too, which must go on."""
-        remaining = lease.holder.uncancel() if lease.cancel_sent else lease.holder.cancelling()
-        lease.cancel_sent = False
+        remaining = lease.holder.cancelling()
+        for _ in range(lease.cancels_sent):
+            remaining = lease.holder.uncancel()
+        lease.cancels_sent = 0
         return isinstance(exc, asyncio.CancelledError) and remaining > lease.cancelling
 
     def _lost(self, lease: _Lease) -> LockLostError:

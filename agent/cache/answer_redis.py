@@ -3,7 +3,7 @@
 The same contract and behaviour as the embedded :class:`~agent.cache.SqliteAnswerCache`
 (exact match on the normalised question, then the nearest stored question in the
 scope; expiry; entries citing a changed document are dropped, never served), with
-the entries in Redis (layout and scripts: :mod:`agent.shared.cache_scripts`).
+the entries in Redis (layout and scripts: :mod:`agent.cache.answer_redis_scripts`).
 
 Redis 7 has no vector search here, so each worker keeps the scope's question
 vectors as a numpy matrix (:class:`~agent.cache.index.Matrix`) and only fetches the
@@ -27,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 import redis
 
+from agent.cache import answer_redis_scripts as cache_scripts
 from agent.cache.answer import (
     AnswerCache,
     CachedAnswer,
@@ -36,7 +37,6 @@ from agent.cache.answer import (
     outdated,
 )
 from agent.cache.index import Matrix, unit_vector
-from agent.shared import cache_scripts
 from agent.shared.link import RedisLink
 
 T = TypeVar("T")

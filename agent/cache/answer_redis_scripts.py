@@ -1,4 +1,4 @@
-"""The Lua scripts behind :class:`agent.shared.cache.RedisAnswerCache`.
+"""The Lua scripts behind :class:`agent.cache.answer_redis.RedisAnswerCache`.
 
 An entry lives in several keys (its hash, the scope's exact-match hash and
 index, one set per cited document). Scripts change them together, so a worker

@@ -1,0 +1,173 @@
+"""The document catalog and keyword index shared through Postgres: hosts with their own
+(empty) data folders ingest and search the same knowledge, changes reach a running host
+at its next search, and the incremental keyword index ranks as the embedded one does."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import psycopg
+import pytest
+
+from agent.retrieval.catalog import DocumentRecord
+from agent.retrieval.catalog_postgres import PostgresCatalog
+from agent.retrieval.embeddings import UniversalSentenceEncoder
+from agent.retrieval.keyword import KeywordIndex, KeywordRow
+from agent.retrieval.keyword_live import LiveKeywordIndex
+from agent.retrieval.knowledge_base import KnowledgeBase, SearchOptions, collection_name
+from agent.retrieval.types import Chunk
+from agent.retrieval.vectors import VectorStore
+
+PG_URL = os.environ.get("TEAMRAG_TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test")
+
+
+def _reachable() -> bool:
+    try:
+        with psycopg.connect(PG_URL, connect_timeout=2):
+            return True
+    except psycopg.Error:
+        return False
+
+
+needs_postgres = pytest.mark.skipif(not _reachable(), reason=f"no Postgres at {PG_URL}")
+
+
+@pytest.fixture
+def schema() -> Iterator[str]:
+    """A schema of its own per test, dropped afterwards."""
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    yield name
+    with psycopg.connect(PG_URL, autocommit=True) as db:
+        db.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")
+
+
+def teamrag(data: Path, schema: str, *args: str) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TEAMRAG_", "DATABASE_"))}
+    env.update(TEAMRAG_DATA_DIR=str(data), DATABASE_URL=PG_URL, TEAMRAG_CATALOG_SCHEMA=schema)
+    done = subprocess.run(
+        [sys.executable, "-m", "bots", *args], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def keyword_sources(kb: KnowledgeBase, query: str) -> list[str]:
+    hits = kb.search(query, SearchOptions(k=5, mode="keyword", neighbours=0))
+    return [Path(h.chunk.source).name for h in hits]
+
+
+@needs_postgres
+def test_a_host_searches_what_another_host_ingested_without_a_restart(
+    tmp_path: Path, schema: str, embedder: UniversalSentenceEncoder
+) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "backups.md").write_text("# Backups\n\nPostgres backups are kept for 35 days.\n")
+    teamrag(tmp_path / "host-a", schema, "ingest", str(docs))
+
+    # Host B: another process, its own empty data folder, the same schema.
+    found = json.loads(
+        teamrag(
+            tmp_path / "host-b", schema, "search", "backups kept", "--mode", "keyword", "--json"
+        )
+    )
+    assert [Path(h["source"]).name for h in found][:1] == ["backups.md"]
+
+    # Host C runs on (this test's process) while host A ingests and deletes.
+    vectors = VectorStore.embedded(tmp_path / "host-c" / "chroma", collection_name(embedder.name))
+    catalog = PostgresCatalog(PG_URL, schema)
+    kb = KnowledgeBase(tmp_path / "host-c", embedder, vectors, catalog=catalog)
+    try:
+        assert keyword_sources(kb, "backups kept") == ["backups.md"]
+        (docs / "oncall.md").write_text("# On-call\n\nThe on-call handover is on Mondays.\n")
+        teamrag(tmp_path / "host-a", schema, "ingest", str(docs))
+        assert keyword_sources(kb, "on-call handover") == ["oncall.md"]
+        (docs / "backups.md").unlink()
+        teamrag(tmp_path / "host-a", schema, "ingest", "--prune", str(docs))
+        assert "backups.md" not in keyword_sources(kb, "backups kept")
+    finally:
+        kb.close()
+    assert not (tmp_path / "host-c" / "catalog.sqlite3").exists()  # nothing local
+
+
+def _chunk(doc: str, seq: int, text: str) -> Chunk:
+    return Chunk(f"{doc}-{seq}", doc, seq, text, f"/docs/{doc}.md", doc, "public", None, "", None,
+                 "h")  # fmt: skip
+
+
+def _record(doc: str, n: int) -> DocumentRecord:
+    return DocumentRecord(doc, f"/docs/{doc}.md", "public", doc, "h", n, "p", 0.0)
+
+
+@needs_postgres
+def test_two_hosts_ingesting_at_once_lose_nothing(schema: str) -> None:
+    hosts = [PostgresCatalog(PG_URL, schema) for _ in range(3)]
+    follower = LiveKeywordIndex(*reversed(hosts[2].keyword_snapshot()))
+
+    def ingest(host: PostgresCatalog, name: str) -> None:
+        for i in range(40):
+            words = [f"{name}{i}", "shared", f"word{i % 7}"]
+            doc = f"{name}{i}"
+            host.replace_document(_record(doc, 1), [_chunk(doc, 0, " ".join(words))], [words])
+
+    writers = [threading.Thread(target=ingest, args=(hosts[0], "a")),
+               threading.Thread(target=ingest, args=(hosts[1], "b"))]  # fmt: skip
+    for w in writers:
+        w.start()
+    while any(w.is_alive() for w in writers):  # follow the changes while they are written
+        generation, removed, added = hosts[2].keyword_changes(follower.generation)
+        follower.apply(removed, added, generation)
+    for w in writers:
+        w.join()
+    generation, removed, added = hosts[2].keyword_changes(follower.generation)
+    follower.apply(removed, added, generation)
+    assert len(follower) == 80 and hosts[2].chunk_count() == 80
+    terms = hosts[2].term_ids(["a17", "b39"])
+    assert {cid for cid, _ in follower.search(terms, 5)} == {"a17-0", "b39-0"}
+    for host in hosts:
+        host.close()
+
+
+def _rows(rng: np.random.Generator, n: int, start: int = 0) -> list[KeywordRow]:
+    rows = []
+    for i in range(start, start + n):
+        terms = np.unique(rng.zipf(1.3, size=rng.integers(5, 60)).clip(1, 5000)).astype(np.int32)
+        counts = rng.integers(1, 4, size=len(terms)).astype(np.float32)
+        scope = "hr" if i % 5 == 0 else "public"
+        rows.append(KeywordRow(f"c{i}", scope, int(counts.sum()), terms, counts))
+    return rows
+
+
+def test_the_live_index_ranks_as_a_full_rebuild_after_changes() -> None:
+    """Additions, removals and merges: every query ranks as an index built from scratch."""
+    rng = np.random.default_rng(7)
+    rows = _rows(rng, 3000)
+    live = LiveKeywordIndex(rows, 1)
+    current = {r.chunk_id: r for r in rows}
+    for step in range(6):  # past the merge threshold, so both segments and a merge count
+        added = _rows(rng, 700, start=3000 + step * 700)
+        removed = [f"c{i}" for i in rng.choice(3000, 300, replace=False)]
+        live.apply(removed, added, step + 2)
+        for cid in removed:
+            current.pop(cid, None)
+        current.update({r.chunk_id: r for r in added})
+    built = KeywordIndex.build(current.values(), 5001, 8)
+    assert len(live) == len(current)
+    for _ in range(50):
+        query: list[int | None] = [int(t) for t in rng.zipf(1.3, size=4).clip(1, 5000)]
+        for scopes in (None, frozenset({"hr"})):
+            want = built.search(query, 10, scopes)
+            got = live.search(query, 10, scopes)
+            assert [c for c, _ in got] == [c for c, _ in want] or np.allclose(
+                sorted(s for _, s in got), sorted(s for _, s in want), rtol=1e-4
+            )
+            assert live.coverage(query, scopes) == pytest.approx(built.coverage(query, scopes))
+        assert live.query_idf_sum(query) == pytest.approx(built.query_idf_sum(query))
