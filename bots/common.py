@@ -15,7 +15,7 @@ import os
 import signal
 import sqlite3
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from typing import cast, get_args
 
 import typer
@@ -62,12 +62,36 @@ def knowledge_base(settings: Settings) -> Iterator[KnowledgeBase]:
             f"cannot open the data folder {settings.data_dir}: {exc}; "
             "set TEAMRAG_DATA_DIR to a folder you can write to"
         ) from None
+    _warn_of_stranded_documents(settings, kb)
     try:
         yield kb
     except (VectorStoreError, EmbeddingError) as exc:
         raise fail(str(exc)) from None
     finally:
         kb.close()
+
+
+def _warn_of_stranded_documents(settings: Settings, kb: KnowledgeBase) -> None:
+    """With DATABASE_URL the catalog lives in Postgres. A data folder from before that still
+    lists its documents in ``catalog.sqlite3``, which nothing reads any more: say so, and how
+    to bring them over, instead of letting the bot answer "nothing found"."""
+    local = settings.data_dir / "catalog.sqlite3"
+    if not settings.database_url or not local.exists() or kb.catalog.chunk_count():
+        return
+    try:
+        with closing(sqlite3.connect(f"file:{local}?mode=ro", uri=True)) as db:
+            (count,) = db.execute("SELECT count(*) FROM documents").fetchone()
+    except sqlite3.Error:
+        return  # not a catalog we can read: nothing to point at
+    if count:
+        err.print(
+            f"[yellow]warning:[/yellow] the shared catalog (DATABASE_URL, schema "
+            f"{settings.catalog_schema}) is empty, but {local} lists {count} documents "
+            "ingested before the catalog moved to Postgres; run `teamrag ingest` on their "
+            "folders (and `teamrag sync`) once to bring them over.",
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 def export_tracing(settings: Settings) -> None:

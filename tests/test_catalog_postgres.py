@@ -171,3 +171,36 @@ def test_the_live_index_ranks_as_a_full_rebuild_after_changes() -> None:
             )
             assert live.coverage(query, scopes) == pytest.approx(built.coverage(query, scopes))
         assert live.query_idf_sum(query) == pytest.approx(built.query_idf_sum(query))
+
+
+@needs_postgres
+def test_a_data_folder_from_before_the_shared_catalog_is_pointed_out(
+    tmp_path: Path, schema: str
+) -> None:
+    """An upgrade with DATABASE_URL set finds the shared catalog empty: the documents the
+    data folder's SQLite catalog lists are named, with the fix, until they are ingested."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "backups.md").write_text("# Backups\n\nBackups are kept for 35 days.\n", "utf-8")
+    data = tmp_path / "data"
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("TEAMRAG_", "DATABASE_"))}
+    local = base | {"TEAMRAG_DATA_DIR": str(data)}
+    shared = local | {"DATABASE_URL": PG_URL, "TEAMRAG_CATALOG_SCHEMA": schema}
+
+    def run(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(
+            [sys.executable, "-m", "bots", *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr
+        return done
+
+    run(local, "ingest", str(docs))  # before the upgrade: the SQLite catalog
+    before = run(shared, "status").stderr
+    assert "lists 1 documents ingested before the catalog moved to Postgres" in before
+    assert "run `teamrag ingest` on their folders" in before
+    run(shared, "ingest", str(docs))
+    assert "ingested before the catalog moved" not in run(shared, "status").stderr
