@@ -19,7 +19,6 @@ from typing import Any
 
 from slack_sdk.http_retry.async_handler import AsyncRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
-from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from adapters.chat.feedback import remember_for_buttons
 from adapters.chat.live import LiveReply, relay
@@ -27,7 +26,7 @@ from adapters.chat.phrases import Phrase, language_of, phrase
 from adapters.chat.queue import Job, LocalTurnQueue, TurnQueue
 from adapters.chat.services import ChatServices
 from adapters.slack.blocks import Block, SlackMessage, final_messages
-from adapters.slack.delivery import Place, Render
+from adapters.slack.delivery import Place, Render, ResponseUrl
 from adapters.slack.live import OpenedAtOnce, PostReply, StatusSteps, StreamReply, StreamSupport
 from adapters.slack.threads import ThreadRecord
 from adapters.slack.turns import Incoming, incoming
@@ -202,6 +201,5 @@ class SlackBot:
             channel=place.channel, thread_ts=place.thread_ts, text=text
         )
 
-    async def respond_reason(self, url: str, language: str, response_type: str) -> None:
-        webhook = AsyncWebhookClient(url, retry_handlers=self.retry_handlers)
-        await webhook.send(text=phrase("turn_failed", language), response_type=response_type)
+    async def respond_reason(self, url: ResponseUrl, language: str, response_type: str) -> None:
+        await url.send(text=phrase("turn_failed", language), response_type=response_type)
