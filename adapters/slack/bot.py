@@ -27,6 +27,7 @@ from adapters.chat.queue import Job, LocalTurnQueue, TurnQueue
 from adapters.chat.services import ChatServices
 from adapters.slack.blocks import Block, SlackMessage, final_messages
 from adapters.slack.delivery import Place, Render, ResponseUrl
+from adapters.slack.dm import DmConversations
 from adapters.slack.live import OpenedAtOnce, PostReply, StatusSteps, StreamReply, StreamSupport
 from adapters.slack.threads import ThreadRecord
 from adapters.slack.turns import Incoming, incoming
@@ -53,6 +54,8 @@ class SlackBot:
     retry_handlers: list[AsyncRetryHandler] = field(default_factory=list)
     # Queued kinds answered elsewhere (``/ask``: adapters.slack.ask), registered by the app.
     handlers: dict[str, JobHandler] = field(default_factory=dict)
+    # Which conversation a DM message continues (None: each DM thread is its own).
+    dm: DmConversations | None = None
     _busy: set[asyncio.Task[Any]] = field(default_factory=set, init=False, repr=False)
 
     def serving(self) -> contextlib.AbstractAsyncContextManager[None]:
@@ -157,6 +160,8 @@ class SlackBot:
                 OpenedAtOnce(reply),
                 lambda: self.post_reason(place, "turn_failed", language),
             )
+            if self.dm is not None:
+                await self.dm.answered(message)
         finally:
             with contextlib.suppress(Exception):
                 await status
