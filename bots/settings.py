@@ -205,6 +205,12 @@ class Settings(BaseSettings):
     slack_streaming: bool = Field(
         True, description="Stream answers with chat.startStream; false posts and edits instead."
     )
+    dm_continue_s: float = Field(
+        1800.0,
+        ge=0,
+        description="A Slack DM message within this many seconds of the bot's last answer "
+        "there continues that conversation; 0: every DM message starts its own.",
+    )
 
     # Discord
     discord_token: str | None = Field(None, validation_alias=AliasChoices("DISCORD_TOKEN"))

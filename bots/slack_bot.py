@@ -27,6 +27,7 @@ from adapters.chat.metrics import Metrics
 from adapters.chat.services import ChatServices
 from adapters.slack.app import create_app
 from adapters.slack.bot import SlackBot
+from adapters.slack.dm import DmConversations
 from adapters.slack.live import StreamSupport
 from adapters.slack.threads import RedisThreadRecord, SqliteThreadRecord, ThreadRecord
 from adapters.slack.turns import PLATFORM
@@ -110,6 +111,9 @@ def build_slack_app(
         queue=services.queue_for(PLATFORM),
         streaming=StreamSupport(enabled=settings.slack_streaming),
         retry_handlers=retry_handlers(),
+        dm=DmConversations(
+            settings.data_dir / "slack_dm.sqlite", continue_s=settings.dm_continue_s
+        ),
     )
     secret = None if settings.slack_app_token else settings.slack_signing_secret
     return create_app(bot, client, signing_secret=secret), bot

@@ -117,10 +117,11 @@ async def test_serve_discord_syncs_to_the_guild_answers_and_closes_cleanly(
     assert not fake.calls_to(GLOBAL_COMMANDS)  # development: this guild only
     [synced] = fake.calls_to(GUILD_COMMANDS)
     assert synced.path.endswith(f"/guilds/{GUILD_ID}/commands")
-    [ask] = synced.body
+    ask, menu = synced.body  # /ask and the Ask teamrag message command
     assert (
         ask["name"] == "ask" and ask["description_localizations"]["ko"] == "팀 문서에 대해 질문하기"
     )
+    assert (menu["name"], menu["type"]) == ("Ask teamrag", 3)
     assert defaults == (Route.BASE, DiscordWebSocket.DEFAULT_GATEWAY)  # put back afterwards
 
 

@@ -6,9 +6,10 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from adapters.chat.channels import ChannelRule, ChannelRules
-from agent.events import Event, Progress, Turn
+from adapters.chat.live import RunTurn
+from agent.events import Event, Final, Progress, Turn
 from agent.retrieval.knowledge_base import KnowledgeBase
-from tests.fakes.slack_server import FakeSlack
+from tests.fakes.slack_server import Call, FakeSlack
 from tests.slack_support import (
     ALICE,
     BOB,
@@ -21,6 +22,26 @@ ACCESS_EN = "How do I get production access?"
 BACKUPS_KO = "Postgres 백업은 며칠 동안 보관되나요?"
 
 pytest_plugins = ("tests.slack_fixtures",)
+
+
+def answers_through_urls(fake: FakeSlack) -> list[Call]:
+    """The response URL uses that carry an answer (its feedback buttons), not progress."""
+    return [
+        c
+        for c in fake.ok_calls("response_url")
+        if any(b["type"] == "context_actions" for b in c.args.get("blocks") or [])
+    ]
+
+
+def answer_only(run: RunTurn) -> RunTurn:
+    """The agent without its progress events: just the answer."""
+
+    async def answering(turn: Turn) -> AsyncIterator[Event]:
+        async for event in run(turn):
+            if isinstance(event, Final):
+                yield event
+
+    return answering
 
 
 async def test_ask_posts_a_new_message_that_becomes_the_answer_and_starts_a_thread(
@@ -48,14 +69,16 @@ async def test_a_private_ask_is_answered_only_to_the_asker(
     async with slack_bot(fake_slack, sample_kb, tmp_path) as slack:
         status, ack, key = await slack.command(f"-p {ACCESS_EN}")
         _, ack_ko, key_ko = await slack.command(f"비공개 {BACKUPS_KO}")
-        await until(lambda: len(fake_slack.ok_calls("response_url")) == 2)
-        answers = fake_slack.ok_calls("response_url")
+        answers = await until(
+            lambda: len(answers_through_urls(fake_slack)) == 2 and answers_through_urls(fake_slack)
+        )
     assert status == 200
     assert ack == {"response_type": "ephemeral", "text": "Thinking…"}
     assert ack_ko == {"response_type": "ephemeral", "text": "생각하는 중…"}
     by_key = {c.args["key"]: c.args for c in answers}
     english, korean = by_key[key], by_key[key_ko]
-    assert english["response_type"] == "ephemeral" and english["replace_original"] is False
+    # The answer takes the place of "Thinking…" (or of the progress that replaced it).
+    assert english["response_type"] == "ephemeral" and english["replace_original"] is True
     assert "14 days" in english["blocks"][0]["text"]
     assert any(b["type"] == "context_actions" for b in english["blocks"])
     assert "35 days" in korean["blocks"][0]["text"]
@@ -82,7 +105,7 @@ async def test_ask_in_a_channel_the_bot_is_not_in_answers_through_the_response_u
     fake_slack.fail("chat.postMessage", "not_in_channel")
     async with slack_bot(fake_slack, sample_kb, tmp_path) as slack:
         _, ack, key = await slack.command(ACCESS_EN, channel="C0ELSEWHERE")
-        (answer,) = await until(lambda: fake_slack.ok_calls("response_url"))
+        (answer,) = await until(lambda: answers_through_urls(fake_slack))
     assert ack == {}
     assert answer.args["key"] == key and answer.args["response_type"] == "in_channel"
     assert "14 days" in answer.args["blocks"][0]["text"]
@@ -136,6 +159,7 @@ async def test_a_private_answer_slack_refuses_is_sent_plainly_and_a_command_coun
 ) -> None:
     fake_slack.fail("response_url", "invalid_blocks", status=400)  # the formatted answer
     async with slack_bot(fake_slack, sample_kb, tmp_path) as slack:
+        slack.services.run = answer_only(slack.services.run)  # the answer is the first use
         _, first_ack, key = await slack.command(f"-p {ACCESS_EN}")
         _, again_ack, _ = await slack.command(f"-p {ACCESS_EN}", key=key)  # delivered twice
         await until(lambda: fake_slack.ok_calls("response_url"))

@@ -27,7 +27,7 @@ from discord.http import Route
 
 from adapters.discord import mentions
 from adapters.discord.buttons import FeedbackButton
-from adapters.discord.commands import CommandTexts, ask_command
+from adapters.discord.commands import CommandTexts, ask_command, ask_message_menu
 from adapters.discord.options import Adapter
 
 log = logging.getLogger(__name__)
@@ -60,6 +60,7 @@ class TeamragClient(discord.Client):
         self.teamrag = adapter
         self.tree: app_commands.CommandTree[TeamragClient] = app_commands.CommandTree(self)
         self.tree.add_command(ask_command(adapter))
+        self.tree.add_command(ask_message_menu(adapter))
 
     async def setup_hook(self) -> None:
         # Buttons are matched by their custom_id pattern, so clicks on answers posted by
@@ -104,8 +105,8 @@ def build_client(
 
 
 async def sync_commands(tree: app_commands.CommandTree[Any], guild_id: int | None) -> None:
-    """Register ``/ask`` with Discord: in one guild (shows at once; for development) or
-    globally (every guild and DMs; Discord may take a while to show a change)."""
+    """Register ``/ask`` and *Ask teamrag* with Discord: in one guild (shows at once; for
+    development) or globally (every guild and DMs; Discord may take a while to show a change)."""
     try:
         if guild_id is None:
             synced = await tree.sync()
@@ -116,13 +117,16 @@ async def sync_commands(tree: app_commands.CommandTree[Any], guild_id: int | Non
     except discord.HTTPException as exc:
         where = "globally" if guild_id is None else f"to guild {guild_id}"
         raise CommandSyncError(
-            f"Discord refused to register /ask {where}: {exc.text or exc.status}"
+            f"Discord refused to register the commands {where}: {exc.text or exc.status}"
             + ("" if guild_id is None else "; is the bot in that guild (TEAMRAG_DISCORD_GUILD_ID)?")
         ) from exc
     log.info(
-        "slash commands synced %s: %s",
+        "commands synced %s: %s",
         "globally" if guild_id is None else f"to guild {guild_id}",
-        ", ".join(f"/{c.name}" for c in synced),
+        # Slash commands are typed with their slash; a message command is a menu item.
+        ", ".join(
+            f"/{c.name}" if c.type is discord.AppCommandType.chat_input else c.name for c in synced
+        ),
     )
 
 

@@ -1,9 +1,15 @@
-"""``/ask question: [private:]``: defer at once, then answer in the deferred response.
+"""``/ask question: [private:]`` and the *Ask teamrag* message command: defer at once,
+then answer in the deferred response.
 
 Discord gives an interaction 3 seconds for its first response, so the handler only
 de-duplicates and checks access (both in memory) before deferring with "thinking";
 the agent runs after that. ``private`` makes the whole exchange ephemeral. A refusal is
 always ephemeral: it concerns only the asker.
+
+*Ask teamrag* (a message context-menu command) takes the message itself as the question
+(a pasted customer question, an error log) and answers only the one who used it: the
+message's channel belongs to everyone there, and they did not ask. Inside a thread it
+joins that thread's conversation, as a mention there would.
 """
 
 from __future__ import annotations
@@ -32,10 +38,12 @@ log = logging.getLogger(__name__)
 ASK = "Ask a question about the team's documents"
 QUESTION = "Your question, in Korean or English"
 PRIVATE = "Only you see the answer"
+ASK_MESSAGE = "Ask teamrag"  # the message command's name (a context menu has no description)
 _KOREAN = {
     ASK: "팀 문서에 대해 질문하기",
     QUESTION: "질문 (한국어 또는 영어)",
     PRIVATE: "나만 보기",
+    ASK_MESSAGE: "teamrag에게 묻기",
 }
 
 
@@ -64,9 +72,24 @@ def ask_command(adapter: Adapter) -> app_commands.Command[Any, ..., None]:
     return ask
 
 
+def ask_message_menu(adapter: Adapter) -> app_commands.ContextMenu:
+    """*Ask teamrag* in a message's *Apps* menu: the message is the question."""
+
+    async def ask_about(interaction: discord.Interaction[Any], message: discord.Message) -> None:
+        await handle_ask(adapter, interaction, message.content, private=True, about=message)
+
+    return app_commands.ContextMenu(name=locale_str(ASK_MESSAGE), callback=ask_about)
+
+
 async def handle_ask(
-    adapter: Adapter, interaction: discord.Interaction[Any], question: str, *, private: bool
+    adapter: Adapter,
+    interaction: discord.Interaction[Any],
+    question: str,
+    *,
+    private: bool,
+    about: discord.Message | None = None,
 ) -> None:
+    """``about``: the message asked about (the message command), else None (``/ask``)."""
     services = adapter.services
     if not await services.dedupe.first(f"discord:interaction:{interaction.id}"):
         log.info("interaction %s was delivered again; it is already answered", interaction.id)
@@ -81,8 +104,10 @@ async def handle_ask(
         await _tell(interaction, decision)
         return
     # In a thread or a DM the question continues that conversation; in a channel it is
-    # a question of its own.
-    root = place.channel_id if place.in_thread or place.guild_id is None else interaction.id
+    # a question of its own, rooted at the message asked about when there is one (the id
+    # a thread opened from that message would have).
+    own = about.id if about is not None else interaction.id
+    root = place.channel_id if place.in_thread or place.guild_id is None else own
     turn = place.turn(
         question,
         root=root,

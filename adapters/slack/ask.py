@@ -3,8 +3,9 @@ answer only the asker sees (``-p``).
 
 Slack needs the command acknowledged within 3 seconds: the gates run, the question is
 queued, and the acknowledgement says "thinking" to the asker of a private question.
-Where the bot cannot post (a channel it is not in) the answer goes through the
-command's ``response_url``.
+Where the bot cannot post (a channel it is not in), and for a private question, the
+answer goes through the command's ``response_url``: a few progress updates, then the
+answer, within the five uses Slack allows (:class:`~adapters.slack.live.ResponseReply`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from adapters.chat.phrases import language_of, phrase
 from adapters.chat.queue import Job
 from adapters.slack.blocks import progress_message, question_block
 from adapters.slack.bot import ASK, SlackBot
-from adapters.slack.delivery import Place, slack_error
+from adapters.slack.delivery import Place, ResponseUrl, slack_error
 from adapters.slack.gates import (
     Asking,
     asking,
@@ -86,11 +87,12 @@ async def answer(bot: SlackBot, job: Job) -> None:
     question = str(job.payload["question"])
     language = language_of(question)
     channel, user = str(body["channel_id"]), str(body["user_id"])
-    url = str(body.get("response_url") or "")
+    url = ResponseUrl(str(body.get("response_url") or ""), bot.retry_handlers)
     trigger = f"ask-{body.get('trigger_id')}"
     if job.payload["private"]:
         turn = ask_turn(bot, body, question, trigger)
-        reply = responder(bot, url, turn, "ephemeral")
+        # The acknowledgement showed "Thinking…": the progress replaces it.
+        reply = responder(bot, url, turn, language, "ephemeral", replaces=True)
         await bot.run(turn, reply, lambda: bot.respond_reason(url, language, "ephemeral"))
         return
     head = (question_block(user, question),)
@@ -104,7 +106,7 @@ async def answer(bot: SlackBot, job: Job) -> None:
         # Not a member of this channel (or not allowed to post): answer via response_url.
         log.info("cannot post the /ask answer in %s (%s)", channel, slack_error(exc))
         turn = ask_turn(bot, body, question, trigger)
-        reply = responder(bot, url, turn, "in_channel")
+        reply = responder(bot, url, turn, language, "in_channel", replaces=False)
         await bot.run(turn, reply, lambda: bot.respond_reason(url, language, "in_channel"))
         return
     ts = str(posted["ts"])
@@ -117,9 +119,17 @@ async def answer(bot: SlackBot, job: Job) -> None:
     await bot.run(turn, live, lambda: bot.post_reason(place, "turn_failed", language))
 
 
-def responder(bot: SlackBot, url: str, turn: Turn, response_type: str) -> ResponseReply:
+def responder(
+    bot: SlackBot,
+    url: ResponseUrl,
+    turn: Turn,
+    language: str,
+    response_type: str,
+    *,
+    replaces: bool,
+) -> ResponseReply:
     return ResponseReply(
-        url, bot.render(turn), response_type=response_type, retry_handlers=bot.retry_handlers
+        url, bot.render(turn), language, response_type=response_type, replaces=replaces
     )
 
 

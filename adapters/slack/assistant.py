@@ -128,6 +128,8 @@ def register(app: AsyncApp, bot: SlackBot) -> None:
             ask = asking(context)
             if not await bot.threads.has(message.thread_key):
                 await set_title(ask.question[:TITLE_CHARS])
+            if bot.dm is not None:  # a reply in the thread of a continued DM conversation
+                message = await bot.dm.place(message)
             await bot.take(message, ask.question, rule_channel=ask.channel, status_steps=True)
 
     # AsyncAssistant takes middleware objects (not functions, as app listeners do), in

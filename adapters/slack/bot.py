@@ -19,7 +19,6 @@ from typing import Any
 
 from slack_sdk.http_retry.async_handler import AsyncRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
-from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from adapters.chat.feedback import remember_for_buttons
 from adapters.chat.live import LiveReply, relay
@@ -27,7 +26,8 @@ from adapters.chat.phrases import Phrase, language_of, phrase
 from adapters.chat.queue import Job, LocalTurnQueue, TurnQueue
 from adapters.chat.services import ChatServices
 from adapters.slack.blocks import Block, SlackMessage, final_messages
-from adapters.slack.delivery import Place, Render
+from adapters.slack.delivery import Place, Render, ResponseUrl
+from adapters.slack.dm import DmConversations
 from adapters.slack.live import OpenedAtOnce, PostReply, StatusSteps, StreamReply, StreamSupport
 from adapters.slack.threads import ThreadRecord
 from adapters.slack.turns import Incoming, incoming
@@ -54,6 +54,8 @@ class SlackBot:
     retry_handlers: list[AsyncRetryHandler] = field(default_factory=list)
     # Queued kinds answered elsewhere (``/ask``: adapters.slack.ask), registered by the app.
     handlers: dict[str, JobHandler] = field(default_factory=dict)
+    # Which conversation a DM message continues (None: each DM thread is its own).
+    dm: DmConversations | None = None
     _busy: set[asyncio.Task[Any]] = field(default_factory=set, init=False, repr=False)
 
     def serving(self) -> contextlib.AbstractAsyncContextManager[None]:
@@ -158,6 +160,8 @@ class SlackBot:
                 OpenedAtOnce(reply),
                 lambda: self.post_reason(place, "turn_failed", language),
             )
+            if self.dm is not None:
+                await self.dm.answered(message)
         finally:
             with contextlib.suppress(Exception):
                 await status
@@ -202,6 +206,5 @@ class SlackBot:
             channel=place.channel, thread_ts=place.thread_ts, text=text
         )
 
-    async def respond_reason(self, url: str, language: str, response_type: str) -> None:
-        webhook = AsyncWebhookClient(url, retry_handlers=self.retry_handlers)
-        await webhook.send(text=phrase("turn_failed", language), response_type=response_type)
+    async def respond_reason(self, url: ResponseUrl, language: str, response_type: str) -> None:
+        await url.send(text=phrase("turn_failed", language), response_type=response_type)

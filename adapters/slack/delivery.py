@@ -12,11 +12,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.async_handler import AsyncRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
+from slack_sdk.webhook.webhook_response import WebhookResponse
 
 from adapters.slack.blocks import SlackMessage, plain_texts
 from agent.events import Final
@@ -85,28 +87,59 @@ async def post_plain(
         await client.chat_postMessage(channel=place.channel, thread_ts=place.thread_ts, text=text)
 
 
+RESPONSE_URL_USES = 5  # Slack allows five uses of a response_url, within 30 minutes
+
+
+class ResponseUrl:
+    """A slash command's ``response_url`` (the only way to an ephemeral message that
+    carries blocks), counting its uses: past Slack's five it refuses here rather than
+    spend a request Slack would refuse anyway."""
+
+    def __init__(self, url: str, retry_handlers: list[AsyncRetryHandler]) -> None:
+        self._webhook = AsyncWebhookClient(url, retry_handlers=retry_handlers)
+        self.left = RESPONSE_URL_USES
+
+    async def send(self, **fields: Any) -> WebhookResponse:
+        if self.left <= 0:
+            raise RuntimeError("the response_url's five uses are spent")
+        self.left -= 1
+        return await self._webhook.send(**fields)
+
+
 async def respond_all(
-    response_url: str,
+    url: ResponseUrl,
     messages: Sequence[SlackMessage],
     language: str,
     *,
     response_type: str,
-    retry_handlers: list[AsyncRetryHandler],
+    replace_first: bool = False,
 ) -> None:
-    """The same through a slash command's ``response_url`` (the only way to an ephemeral
-    message that carries blocks; Slack allows five uses in 30 minutes)."""
-    webhook = AsyncWebhookClient(response_url, retry_handlers=retry_handlers)
+    """The same through a slash command's response URL. ``replace_first``: the first
+    message replaces the one the URL showed last (the progress, or "Thinking…").
+
+    One use is kept for the plain fallback while more than one message is left; on the
+    URL's last use the rest of a long answer goes as one plain message."""
     for i, message in enumerate(messages):
-        sent = await webhook.send(
+        rest = messages[i:]
+        if url.left < 2 and len(rest) > 1:
+            await _respond_plain(url, rest, language, response_type)
+            return
+        sent = await url.send(
             text=message.text,
             blocks=message.blocks,
             response_type=response_type,
-            replace_original=False,
+            replace_original=replace_first and i == 0,
         )
         if sent.status_code != 200:
             log.warning("response_url refused an answer (%s); sending it plainly", sent.body)
-            plain = "".join(plain_texts(messages[i:], language))
-            sent = await webhook.send(text=plain, response_type=response_type)
-            if sent.status_code != 200:
-                raise RuntimeError(f"response_url refused the plain answer too: {sent.body}")
+            await _respond_plain(url, rest, language, response_type)
             return
+
+
+async def _respond_plain(
+    url: ResponseUrl, messages: Sequence[SlackMessage], language: str, response_type: str
+) -> None:
+    plain = "".join(plain_texts(messages, language))
+    sent = await url.send(text=plain, response_type=response_type)
+    if sent.status_code != 200:
+        raise RuntimeError(f"response_url refused the plain answer too: {sent.body}")

@@ -8,8 +8,8 @@
   available, switched off, or after a stream expired (Slack ends a stream that is idle
   too long: ``message_not_in_streaming_state``; the message then takes edits).
 - :class:`ResponseReply`: an ``/ask`` answered through its ``response_url`` (ephemeral
-  answers, or a channel the bot is not in). Ephemeral messages cannot be edited, so
-  it shows no progress and posts the final answer once.
+  answers, or a channel the bot is not in). The URL allows five uses: up to three
+  progress updates, each replacing the last, then the answer in their place.
 
 :class:`OpenedAtOnce` shows any of them ("Thinking…") before the agent's first step.
 
@@ -26,14 +26,20 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from slack_sdk.errors import SlackApiError
-from slack_sdk.http_retry.async_handler import AsyncRetryHandler
 from slack_sdk.models.messages.chunk import Chunk, MarkdownTextChunk, TaskUpdateChunk
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.chat.live import LiveReply, LiveView, Step
 from adapters.chat.phrases import phrase
 from adapters.slack.blocks import ANSWER_PIECE, Block, progress_message
-from adapters.slack.delivery import Place, Render, deliver, respond_all, slack_error
+from adapters.slack.delivery import (
+    Place,
+    Render,
+    ResponseUrl,
+    deliver,
+    respond_all,
+    slack_error,
+)
 from agent.events import Final
 
 log = logging.getLogger(__name__)
@@ -44,6 +50,8 @@ _NO_STREAMING = frozenset(
      "feature_not_enabled", "not_implemented"}
 )  # fmt: skip
 _EXPIRED = "message_not_in_streaming_state"
+# Progress updates through a response URL (of its five uses; the answer keeps two).
+PROGRESS_UPDATES = 3
 # Streamed text is kept within the first half of the first answer piece: split_text never
 # cuts a piece shorter than half its limit, so the final first piece always continues it.
 STREAM_TEXT_LIMIT = (ANSWER_PIECE - 8) // 2
@@ -283,23 +291,51 @@ class StatusSteps:
 
 
 class ResponseReply:
-    """An ``/ask`` answer through its ``response_url``: no progress, the answer once."""
+    """An ``/ask`` answer through its response URL: a few progress updates, then the
+    answer, within the URL's five uses.
+
+    Each update replaces the message the URL showed before (``replace_original``): the
+    acknowledgement's "Thinking…" of a private question, then the previous update. An
+    update is spent only on a new step (the answer's text as it streams is not worth a
+    use), and at most :data:`PROGRESS_UPDATES` of them, so that the answer always has
+    two uses left: its first message and, should Slack refuse its blocks, the plain one.
+    """
 
     def __init__(
         self,
-        response_url: str,
+        url: ResponseUrl,
         render: Render,
+        language: str,
         *,
         response_type: str,
-        retry_handlers: list[AsyncRetryHandler],
+        replaces: bool,
     ) -> None:
-        self._url = response_url
+        """``replaces``: the URL already shows a message the next one may replace (the
+        acknowledgement said "Thinking…")."""
+        self._url = url
         self._render = render
+        self._language = language
         self._response_type = response_type
-        self._retry_handlers = retry_handlers
+        self._replaces = replaces
+        self._updates = 0
+        self._shown = ""  # the step the last update showed
 
     async def show(self, view: LiveView) -> None:
-        """Nothing: the command's acknowledgement already said it is thinking."""
+        step = view.current
+        if step is None or step.text == self._shown or self._updates >= PROGRESS_UPDATES:
+            return
+        self._updates += 1
+        message = progress_message(view, self._language)
+        sent = await self._url.send(
+            text=message.text,
+            blocks=message.blocks,
+            response_type=self._response_type,
+            replace_original=self._replaces,
+        )
+        if sent.status_code != 200:
+            log.info("response_url refused a progress update (%s)", sent.body)
+            return
+        self._shown, self._replaces = step.text, True
 
     async def finish(self, final: Final) -> None:
         messages = await self._render(final)
@@ -308,5 +344,5 @@ class ResponseReply:
             messages,
             final.language,
             response_type=self._response_type,
-            retry_handlers=self._retry_handlers,
+            replace_first=self._replaces,
         )

@@ -3,16 +3,20 @@ the bot: :mod:`adapters.slack.turns`).
 
 Each passes the gates (:mod:`adapters.slack.gates`) and is queued; the bot answers in
 the message's thread. A mention that carries files is a file to learn, not a question.
+A DM message may continue the conversation of the bot's last answer in that DM
+(:mod:`adapters.slack.dm`).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp, AsyncBoltContext
 
 from adapters.slack.bot import SlackBot
 from adapters.slack.delivery import Place
+from adapters.slack.dm import start_over
 from adapters.slack.files import learn_files
 from adapters.slack.gates import Asking, asking, reading, standard
 from adapters.slack.turns import Incoming, addressed_message, incoming, not_from_a_person
@@ -61,6 +65,12 @@ def register(app: AsyncApp, bot: SlackBot) -> None:
         if how is None:
             return None
         message = incoming(body)
+        if how == "direct" and bot.dm is not None:
+            # "새 질문: ..." starts a new conversation, even with no question after it.
+            new, rest = start_over(message.text)
+            if new:
+                await bot.dm.forget(message)
+                message = replace(message, text=rest)
         # A reply in a thread is for the bot only in its own threads, where the channel
         # wants follow-ups; anything else is people talking to each other.
         if how == "follow_up" and not (
@@ -73,6 +83,8 @@ def register(app: AsyncApp, bot: SlackBot) -> None:
     async def take(body: dict[str, Any], context: AsyncBoltContext) -> None:
         message = incoming(body)
         with bot.working(), bind(event_id=message.event_id or message.message_key):
+            if bot.dm is not None:
+                message = await bot.dm.place(message)
             await bot.take(message, asking(context).question)
 
     app.event("app_mention", middleware=[reading(read_mention), *standard(services)])(take)

@@ -45,6 +45,9 @@ class Incoming:
     thread_ts: str | None
     event_id: str
     client_msg_id: str | None = None
+    # The conversation (thread root) the agent keeps its history under, when not the
+    # answer's own thread: a DM message continuing an earlier answer (adapters.slack.dm).
+    conversation: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """As queued (JSON), for :meth:`from_dict` on whichever worker answers."""
@@ -77,7 +80,7 @@ class Incoming:
             platform=PLATFORM,
             workspace=self.team,
             channel=self.channel,
-            thread_root=self.thread_root,
+            thread_root=self.conversation or self.thread_root,
             user=self.user,
             message_id=self.client_msg_id or self.ts,
             scopes=scopes,

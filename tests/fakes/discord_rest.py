@@ -87,6 +87,8 @@ def add_routes(app: web.Application, fake: FakeDiscord) -> None:
                 "version": str(snowflake()),
                 "default_member_permissions": None,
                 "type": command.get("type", 1),
+                # Discord answers a message command's (which has none) with ""
+                "description": command.get("description", ""),
             }
             | ({"guild_id": guild} if guild else {})
             for command in cast(list[dict[str, Any]], request[BODY])

@@ -2,8 +2,8 @@
 
 The real discord.py client logs in (``/users/@me``, ``/oauth2/applications/@me``),
 syncs its commands, connects to the gateway (:mod:`tests.fakes.discord_gateway`) and
-then gets what a test injects: slash commands, button clicks, messages. Everything it
-sends back is recorded (:attr:`FakeDiscord.calls`) and applied to a small model of
+then gets what a test injects: slash and message commands, button clicks, messages.
+Everything it sends back is recorded (:attr:`FakeDiscord.calls`) and applied to a small model of
 Discord (messages with their content, embeds and buttons; threads; interaction
 responses), so a test asserts on what a user would see.
 
@@ -191,6 +191,36 @@ class FakeDiscord:
             data["guild_id"] = command["guild_id"]
         return await self._interact(
             2, data, person, roles, channel, dm, locale, None, expired, token_uses, age_s
+        )
+
+    async def message_command(
+        self,
+        name: str,
+        message_id: int,
+        *,
+        person: Person = ALICE,
+        roles: tuple[int, ...] = (),
+        locale: str = "en-US",
+    ) -> int:
+        """The message command ``name`` picked from message ``message_id``'s *Apps* menu
+        (application command type 3: ``target_id`` and the message in
+        ``resolved.messages``, as Discord sends it); returns the interaction id."""
+        message = self.message(message_id)
+        channel = int(message["channel_id"])
+        dm = self.channels[channel]["type"] == 1
+        guild = None if dm else self._guild_of(channel)
+        command = self._command(name, guild.id if guild else None)
+        data: dict[str, Any] = {
+            "id": command["id"],
+            "name": name,
+            "type": 3,
+            "target_id": str(message_id),
+            "resolved": {"messages": {str(message_id): message}},
+        }
+        if command.get("guild_id"):
+            data["guild_id"] = command["guild_id"]
+        return await self._interact(
+            2, data, person, roles, channel, dm, locale, None, False, None, 0.0
         )
 
     async def click(

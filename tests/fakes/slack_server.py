@@ -428,8 +428,13 @@ class FakeSlack(HistoryAPI):
 
     async def _respond(self, request: web.Request) -> web.Response:
         args = await request.json()
-        call = Call("response_url", {"key": request.match_info["key"], **args}, time.monotonic())
+        key = request.match_info["key"]
+        call = Call("response_url", {"key": key, **args}, time.monotonic())
         self.calls.append(call)
+        # Slack allows five uses of a response URL (within 30 minutes).
+        if len([c for c in self.calls_to("response_url") if c.args["key"] == key]) > 5:
+            call.status, call.error = 404, "used_url"
+            return web.Response(status=404, text="used_url")
         failure = self._failure("response_url")
         if failure is not None:
             call.status, call.error = (
