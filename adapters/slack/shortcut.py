@@ -18,7 +18,7 @@ from adapters.slack.bot import SlackBot
 from adapters.slack.gates import Asking, asking, reading, standard
 from adapters.slack.messages import message_asking
 from adapters.slack.turns import Incoming
-from agent.log_context import bind
+from agent.plumbing.log_context import bind
 
 CALLBACK_ID = "ask_about_message"
 
