@@ -18,7 +18,7 @@ from agent.retrieval.knowledge_base import KnowledgeBase
 
 if TYPE_CHECKING:
     from agent.cache import AnswerCache
-    from agent.intent import PrototypeRouter
+    from agent.routing.intent import PrototypeRouter
     from agent.websearch import WebSearchProvider
 
 
@@ -39,7 +39,7 @@ class Deps:
 
     def __post_init__(self) -> None:
         if self.router is None:
-            from agent.intent import PrototypeRouter
+            from agent.routing.intent import PrototypeRouter
 
             self.router = PrototypeRouter(self.kb.embedder)
 

@@ -39,16 +39,9 @@ from agent.nodes.creative import creative
 from agent.nodes.entry import cache_lookup, input_guard
 from agent.nodes.finishing import blocked_response, cache_store, finalize
 from agent.nodes.judging import after_gate, gate, judge
+from agent.nodes.planning import dispatch, planner
 from agent.nodes.refine import research
-from agent.nodes.retrieval import (
-    after_collect,
-    collect,
-    dispatch,
-    evaluate_targets,
-    planner,
-    retrieve,
-    web_search,
-)
+from agent.nodes.retrieval import after_collect, collect, evaluate_targets, retrieve
 from agent.nodes.routing import (
     context_enhancement,
     direct_response,
@@ -56,6 +49,7 @@ from agent.nodes.routing import (
     router,
     tools_node,
 )
+from agent.nodes.websearch import web_search
 from agent.state import AgentState
 
 

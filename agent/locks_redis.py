@@ -6,7 +6,7 @@ numbered from a per-thread fence counter and the key holds ``worker_id:token``:
 a renewal that finds another value knows the lease expired under us (a stalled
 event loop, a partition) and another worker has the thread. The holder is then
 fenced out: its task is cancelled (again until it leaves the body, see
-:mod:`agent.stopping`) and :meth:`RedisThreadLocks.hold` raises
+:mod:`agent.plumbing.stopping`) and :meth:`RedisThreadLocks.hold` raises
 :class:`LockLostError`, so the turn ends with a stated reason instead of writing
 a checkpoint over the other worker's turn.
 
@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 import redis.asyncio as aredis
 
 from agent.locks import LocalThreadLocks
+from agent.plumbing.stopping import AGAIN_EVERY_S
 from agent.shared.link import RedisLink
-from agent.stopping import AGAIN_EVERY_S
 
 log = logging.getLogger(__name__)
 

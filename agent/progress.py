@@ -11,7 +11,9 @@ from typing import Any
 
 from langgraph.config import get_stream_writer
 
-MESSAGES: dict[str, dict[str, str]] = {
+from agent.texts import Texts, text
+
+MESSAGES: Texts[str] = {
     "analyze": {"ko": "질문을 분석하는 중…", "en": "Analyzing the question…"},
     "rewrite": {
         "ko": "앞선 대화를 반영해 질문을 정리하는 중…",
@@ -48,8 +50,7 @@ MESSAGES: dict[str, dict[str, str]] = {
 
 
 def message(stage: str, language: str, **values: Any) -> str:
-    table = MESSAGES[stage]
-    return table.get(language, table["en"]).format(**values)
+    return text(MESSAGES, stage, language, **values)
 
 
 def emit(event: dict[str, Any]) -> None:

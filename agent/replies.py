@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-TEXTS: dict[str, dict[str, str]] = {
+from agent import texts
+
+TEXTS: texts.Texts[str] = {
     "greeting": {
         "ko": "안녕하세요! 팀 문서에서 답을 찾아 출처와 함께 알려드리는 teamrag예요. 무엇이든 물어보세요.",
         "en": "Hi! I'm teamrag: I answer questions from the team's documents and cite my "
@@ -110,8 +112,7 @@ _IDENTITY = re.compile(
 
 
 def text(key: str, language: str, **values: Any) -> str:
-    table = TEXTS[key]
-    return table.get(language, table["en"]).format(**values)
+    return texts.text(TEXTS, key, language, **values)
 
 
 def smalltalk(message: str, language: str) -> str:

@@ -19,7 +19,7 @@ from typing import Any, cast, get_args
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 
-from agent import log_context, replies
+from agent import replies
 from agent.config import FeatureError
 from agent.deps import Deps
 from agent.events import Event, Final, Progress, Route, Source, Token, Turn, Usage
@@ -27,8 +27,9 @@ from agent.language import detect_language
 from agent.locks import LocalThreadLocks, ThreadLocks
 from agent.locks_redis import LockLostError
 from agent.memory.backends import prune_thread
+from agent.plumbing import log_context
+from agent.plumbing.stopping import deadline
 from agent.state import PoolItem, TurnInput, fresh_turn
-from agent.stopping import deadline
 
 log = logging.getLogger(__name__)
 

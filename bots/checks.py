@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from agent.urls import redact_url
+from agent.plumbing.urls import redact_url
 from bots.settings import Settings
 
 if TYPE_CHECKING:

@@ -21,9 +21,9 @@ from rich.console import Console
 from rich.table import Table
 
 from adapters.chat.channels import ChannelRulesError, load_channel_rules
+from agent.plumbing.urls import redact_url
 from agent.retrieval.catalog import Catalog, CatalogError
 from agent.retrieval.catalog_postgres import PostgresCatalog
-from agent.urls import redact_url
 from bots.checks import CheckFailed, CheckResult, Part, external_parts, run_parts
 from bots.settings import BotConfigError, Settings, SettingsError, load_settings
 

@@ -1,5 +1,5 @@
 """The bots' log: one line per record on stderr, as text or JSON, each with the thread
-id and event id it belongs to (agent/log_context.py binds them per turn).
+id and event id it belongs to (agent/plumbing/log_context.py binds them per turn).
 
 JSON is for a log collector: one object per line with fixed field names, Korean
 kept readable (no ``\\uXXXX`` escapes), a traceback in ``exc_info``.
@@ -14,7 +14,7 @@ from typing import IO
 
 from pythonjsonlogger.json import JsonFormatter
 
-from agent.log_context import LogContextFilter
+from agent.plumbing.log_context import LogContextFilter
 from bots.settings import Settings
 
 TEXT_FORMAT = (

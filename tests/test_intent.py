@@ -1,6 +1,6 @@
 """The LLM-free router: held-out accuracy with the real encoder, and the two text heuristics.
 
-The evaluation set below was written apart from ``agent.intent.PROTOTYPES``
+The evaluation set below was written apart from ``agent.routing.intent.PROTOTYPES``
 and is never fed back into them; ``test_evaluation_set_is_held_out_and_large_enough``
 keeps it that way. In each list the first 14 lines were the first held-out set;
 the last 8 were written later, after the comparison and lone-word rules, and
@@ -17,7 +17,9 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from agent.intent import (
+from agent.language import detect_language
+from agent.retrieval.embeddings import UniversalSentenceEncoder, Vectors
+from agent.routing.intent import (
     PROTOTYPES,
     ROUTES,
     IntentGuess,
@@ -26,8 +28,6 @@ from agent.intent import (
     is_context_dependent,
     memory_command,
 )
-from agent.language import detect_language
-from agent.retrieval.embeddings import UniversalSentenceEncoder, Vectors
 
 EVALUATION: dict[Route, dict[str, list[str]]] = {
     "smalltalk": {

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.log_context import bind
+from agent.plumbing.log_context import bind
 from bots.logs import configure_logging
 from bots.settings import Settings
 

@@ -13,8 +13,8 @@ from aiohttp import web
 
 from adapters.chat.metrics import Metrics
 from agent.events import Final, Turn, Usage
+from agent.plumbing.urls import redact_url as redact
 from agent.shared.link import RedisLink
-from agent.urls import redact_url as redact
 from bots.checks import Readiness, external_parts, readiness
 from bots.ops import ops_routes, ops_server, start_ops_server
 from bots.settings import Settings

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from agent import log_context
 from agent.events import Turn
-from agent.log_context import LogContextFilter
+from agent.plumbing import log_context
+from agent.plumbing.log_context import LogContextFilter
 from agent.retrieval.knowledge_base import KnowledgeBase
 from tests.agent_support import agent, analysis, collect, review, verdict
 from tests.fakes.openai_server import FakeOpenAI, Reply

@@ -12,8 +12,8 @@ import pytest
 
 from adapters.chat.queue import Job, LocalTurnQueue, Tasks
 from agent.locks_redis import LockLostError, RedisThreadLocks
+from agent.plumbing.stopping import cancel_until_done, deadline
 from agent.shared.link import RedisLink
-from agent.stopping import cancel_until_done, deadline
 
 THREAD = "slack:T1:C1:1700000000.9"
 

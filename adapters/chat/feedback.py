@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 from agent.events import Final, Source, Turn
-from agent.sqlite_tx import immediate
+from agent.plumbing.sqlite_tx import immediate
 
 log = logging.getLogger(__name__)
 

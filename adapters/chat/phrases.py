@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from agent import texts
 from agent.language import detect_language
 
 Phrase = Literal[
@@ -28,7 +29,7 @@ Phrase = Literal[
     "rate_limited",
 ]
 
-_PHRASES: dict[Phrase, dict[str, str]] = {
+_PHRASES: texts.Texts[Phrase] = {
     "thinking": {"ko": "생각하는 중…", "en": "Thinking…"},
     "sources": {"ko": "출처", "en": "Sources"},
     "helpful": {"ko": "도움이 되었나요?", "en": "Was this helpful?"},
@@ -82,9 +83,8 @@ _PHRASES: dict[Phrase, dict[str, str]] = {
 
 def phrase(name: Phrase, language: str, **values: object) -> str:
     """The phrase in ``language`` (Korean or else English), with ``values`` filled in
-    (``{seconds}``); phrases without placeholders are returned as written."""
-    text = _PHRASES[name]["ko" if language == "ko" else "en"]
-    return text.format(**values) if values else text
+    (``{seconds}``)."""
+    return texts.text(_PHRASES, name, language, **values)
 
 
 def language_of(text: str) -> str:

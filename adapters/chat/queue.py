@@ -19,8 +19,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
-from agent.log_context import bind
-from agent.stopping import cancel_until_done
+from agent.plumbing.log_context import bind
+from agent.plumbing.stopping import cancel_until_done
 
 log = logging.getLogger(__name__)
 

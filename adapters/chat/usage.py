@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Protocol
 
 from agent.events import Final, Turn, Usage
-from agent.sqlite_tx import immediate
+from agent.plumbing.sqlite_tx import immediate
 
 QUESTION_CHARS = 1000
 KEEP_DAYS = 400

@@ -30,7 +30,7 @@ from adapters.discord.options import Adapter
 from adapters.discord.render import Outgoing, language_for
 from adapters.discord.turns import Place
 from agent.events import Turn
-from agent.log_context import bind
+from agent.plumbing.log_context import bind
 
 log = logging.getLogger(__name__)
 

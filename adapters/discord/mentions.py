@@ -30,7 +30,7 @@ from adapters.discord.live import ChannelPoster, answer
 from adapters.discord.options import Adapter
 from adapters.discord.render import language_for, thread_name
 from adapters.discord.turns import Place
-from agent.log_context import bind
+from agent.plumbing.log_context import bind
 
 log = logging.getLogger(__name__)
 

@@ -36,7 +36,7 @@ from adapters.slack.live import PostReply, ResponseReply
 from adapters.slack.markup import escape, plain_question
 from adapters.slack.turns import PLATFORM, ask_options, thread_key
 from agent.events import Turn
-from agent.log_context import bind
+from agent.plumbing.log_context import bind
 
 log = logging.getLogger(__name__)
 

@@ -35,7 +35,7 @@ from adapters.slack.bot import SlackBot
 from adapters.slack.gates import Asking, asking, reading, standard
 from adapters.slack.messages import message_asking
 from adapters.slack.turns import incoming, not_from_a_person
-from agent.log_context import bind
+from agent.plumbing.log_context import bind
 
 log = logging.getLogger(__name__)
 

@@ -20,7 +20,7 @@ from adapters.slack.dm import start_over
 from adapters.slack.files import learn_files
 from adapters.slack.gates import Asking, asking, reading, standard
 from adapters.slack.turns import Incoming, addressed_message, incoming, not_from_a_person
-from agent.log_context import bind
+from agent.plumbing.log_context import bind
 
 
 def message_asking(bot: SlackBot, message: Incoming, bot_user: str, *, follow_up: bool) -> Asking:

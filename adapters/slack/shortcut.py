@@ -27,7 +27,7 @@ from adapters.slack.gates import Asking, asking, reading, standard
 from adapters.slack.markup import plain_question
 from adapters.slack.messages import message_asking
 from adapters.slack.turns import Incoming
-from agent.log_context import bind
+from agent.plumbing.log_context import bind
 
 log = logging.getLogger(__name__)
 

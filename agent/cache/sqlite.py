@@ -25,7 +25,7 @@ from agent.cache.answer import (
     outdated,
 )
 from agent.cache.index import Matrix, unit_vector
-from agent.sqlite_tx import immediate
+from agent.plumbing.sqlite_tx import immediate
 
 _SCHEMA_VERSION = 1
 

@@ -32,7 +32,7 @@ from psycopg.rows import DictRow, dict_row
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from agent.memory.pruning import prune_thread
-from agent.urls import redact_url
+from agent.plumbing.urls import redact_url
 
 __all__ = [
     "CONNECT_TIMEOUT_S",

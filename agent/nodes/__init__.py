@@ -1,1 +1,2 @@
-"""The graph's nodes, grouped by phase: entry, routing, retrieval, answering, finishing."""
+"""The graph's nodes, grouped by phase: entry, routing, planning, retrieval, web search,
+answering, finishing."""

@@ -98,6 +98,12 @@ def features_of(state: AgentState, deps: Deps) -> Features:
     return deps.config.features.overridden(flags)
 
 
+def judge_enabled(state: AgentState, deps: Deps) -> bool:
+    """The judge node runs this turn: reranking or the sufficiency loop is switched on."""
+    features = features_of(state, deps)
+    return features.rerank or features.sufficiency_loop
+
+
 def llm_used(usage: dict[str, int], model: str, calls: int = 1) -> dict[str, Any]:
     """Count a model's calls and tokens, in total and per model (they are priced apart)."""
     by_model = {model: dict(usage)} if calls else {}

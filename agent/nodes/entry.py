@@ -11,11 +11,11 @@ from langgraph.runtime import Runtime
 
 from agent.deps import Deps
 from agent.guards import check_input
-from agent.intent import is_context_dependent
 from agent.language import detect_language
 from agent.nodes.common import features_of, persona_of, timed
 from agent.progress import report
 from agent.retrieval.tokenizer import tokenize
+from agent.routing.intent import is_context_dependent
 from agent.state import AgentState
 
 _HANGUL = re.compile(r"[가-힣]")

@@ -21,7 +21,8 @@ from agent.config import AgentConfig
 from agent.deps import Deps
 from agent.llm import LLMError, structured
 from agent.nodes.common import config_of, degraded, llm_used, question_of, timed
-from agent.nodes.retrieval import loop_tasks, web_available
+from agent.nodes.planning import loop_tasks
+from agent.nodes.websearch import web_available
 from agent.progress import emit, report
 from agent.prompts import review_messages
 from agent.retrieval.embeddings import Embedder

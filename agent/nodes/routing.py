@@ -16,9 +16,7 @@ from langchain_core.messages import BaseMessage, ToolMessage
 from langgraph.runtime import Runtime
 
 from agent import replies
-from agent.bypass import DOCUMENTS_MATCH, is_creative_request, match_needed
 from agent.deps import Deps
-from agent.intent import is_context_dependent, memory_command
 from agent.llm import LLMError, invoke_with_tools, stream_text, structured
 from agent.memory.budget import TokenPlan
 from agent.memory.profile import (
@@ -43,6 +41,8 @@ from agent.nodes.entry import has_history
 from agent.nodes.retrieval import prefetch
 from agent.progress import emit, report
 from agent.prompts import analysis_messages, general_messages, tools_messages
+from agent.routing.bypass import DOCUMENTS_MATCH, is_creative_request, match_needed
+from agent.routing.intent import is_context_dependent, memory_command
 from agent.schemas import Analysis
 from agent.state import AgentState, Plan, SubQuestion
 from agent.tools import (
@@ -126,7 +126,7 @@ def _from_analysis(analysis: Analysis, state: AgentState, deps: Deps) -> dict[st
 async def _documents_claim(state: AgentState, deps: Deps, needed: float | None) -> str | None:
     """Why a message headed for a bypass is a question for the documents, or None.
 
-    One keyword lookup in the turn's scopes (see :mod:`agent.bypass`); ``needed`` is the
+    One keyword lookup in the turn's scopes (see :mod:`agent.routing.bypass`); ``needed`` is the
     match strength that claims it, None for a pleasantry, which never needs a lookup.
     """
     if needed is None:

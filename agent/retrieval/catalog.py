@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
+from agent.plumbing.sqlite_tx import immediate
 from agent.retrieval.keyword import KeywordRow
 from agent.retrieval.types import Chunk
-from agent.sqlite_tx import immediate
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS documents (

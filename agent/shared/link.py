@@ -22,7 +22,7 @@ import redis.asyncio as aredis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from agent.urls import redact_url
+from agent.plumbing.urls import redact_url
 
 log = logging.getLogger(__name__)
 

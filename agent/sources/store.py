@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agent.plumbing.sqlite_tx import immediate
 from agent.sources.base import Checkpoint, SourceSpec
-from agent.sqlite_tx import immediate
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sources (

@@ -1,11 +1,11 @@
 """The example messages each route is recognised by, in Korean and English.
 
-:class:`agent.intent.PrototypeRouter` embeds these and routes a message to the
+:class:`agent.routing.intent.PrototypeRouter` embeds these and routes a message to the
 route of its nearest examples. They live apart from the router because they are
 data, edited far more often than the code, and they dwarf it: keeping them here
-lets agent/intent.py stay about how routing decides.
+lets agent/routing/intent.py stay about how routing decides.
 
-``Route`` and ``ROUTES`` are defined here rather than in agent/intent.py so the
+``Route`` and ``ROUTES`` are defined here rather than in agent/routing/intent.py so the
 table can be keyed by them without importing the router (which would be a cycle).
 """
 

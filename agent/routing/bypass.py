@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from agent.intent import is_acknowledgement
+from agent.routing.intent import is_acknowledgement
 
 # The IDF-weighted share of a message's distinct terms that one chunk contains
 # (``KnowledgeBase.keyword_match``). Measured on KorQuAD dev (964 paragraphs), XQuAD (240)

@@ -4,7 +4,7 @@ The multilingual encoder puts Korean and English in one space, so one set of
 example messages per route, in both languages, classifies either language by
 nearest neighbours. On smalltalk-versus-search this scored 10/10 where tiny
 local LLMs scored 4-5/10, and it costs one embedding (a few milliseconds).
-The example messages themselves are in :mod:`agent.intent_prototypes`.
+The example messages themselves are in :mod:`agent.routing.prototypes`.
 
 Two text heuristics sit beside it, because embeddings are weak exactly there:
 ``memory_command`` (whether a message is about the bot's memory of the user
@@ -27,10 +27,11 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
+from agent.retrieval.embeddings import Embedder
+
 # The tables live in their own module; Route, ROUTES and PROTOTYPES stay importable
 # from here, where callers and tests have always found them.
-from agent.intent_prototypes import PROTOTYPES, ROUTES, Route
-from agent.retrieval.embeddings import Embedder
+from agent.routing.prototypes import PROTOTYPES, ROUTES, Route
 
 __all__ = [
     "PROTOTYPES",
