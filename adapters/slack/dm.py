@@ -29,7 +29,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from adapters.slack.turns import Incoming
-from agent.sqlite_tx import immediate
+from agent.plumbing.sqlite_tx import immediate
 
 _START_OVER = re.compile(
     r"^\s*(?:new question|new conversation|start over|새\s*질문|새\s*대화)(?:\s*[:.!,\-–—]+)?\s*",
