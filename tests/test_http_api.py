@@ -156,6 +156,28 @@ async def test_bad_input_is_422_with_the_reason(sample_kb: KnowledgeBase, tmp_pa
         assert (await client.get("/api/conversations")).json()["items"] == []
 
 
+async def test_a_request_sets_its_own_feature_flags_and_a_wrong_one_is_422(
+    sample_kb: KnowledgeBase, tmp_path: Path
+) -> None:
+    async with (
+        http_service(sample_kb, http_settings(tmp_path)) as service,
+        service.client(service.add_user("minji")) as client,
+    ):
+        flags = {"self_refine": False, "hallucination_policy": "warn"}
+        body = (await client.post("/api/chat", json={"query": QUESTION, "features": flags})).json()
+        assert body["features"]["self_refine"] is False
+        assert body["features"]["hallucination_policy"] == "warn"
+        assert body["features"]["rerank"] is True  # the rest keep the server's settings
+        unknown = await client.post(
+            "/api/chat", json={"query": QUESTION, "features": {"self_refin": False}}
+        )
+        assert unknown.status_code == 422 and "self_refin" in unknown.json()["detail"]
+        wrong = await client.post(
+            "/api/chat", json={"query": QUESTION, "features": {"hallucination_policy": "maybe"}}
+        )
+        assert wrong.status_code == 422 and "hallucination_policy" in wrong.json()["detail"]
+
+
 async def test_over_the_limit_is_429_with_retry_after(
     sample_kb: KnowledgeBase, tmp_path: Path
 ) -> None:

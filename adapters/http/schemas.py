@@ -18,6 +18,11 @@ class ChatRequest(BaseModel):
     stream: bool = Field(
         False, description="Server-Sent Events (progress, token, final) instead of one JSON."
     )
+    features: dict[str, bool | str] | None = Field(
+        None,
+        description="This turn's feature flags over the defaults and the server's settings, "
+        'e.g. {"self_refine": false, "hallucination_policy": "warn"} (docs/agent.md).',
+    )
 
 
 class SourceOut(BaseModel):
@@ -51,6 +56,9 @@ class ChatResponse(BaseModel):
     usage: UsageOut
     timings: dict[str, float] = Field(description="Milliseconds per stage.")
     notes: list[str] = Field(description="Fallbacks taken and limits hit, in plain words.")
+    features: dict[str, Any] = Field(
+        default_factory=dict, description="The feature flags this turn ran with."
+    )
 
 
 def source_out(source: Source) -> dict[str, Any]:
@@ -103,6 +111,7 @@ def chat_response(
         "usage": usage,
         "timings": final.timings,
         "notes": final.notes,
+        "features": final.features,
     }
 
 

@@ -13,7 +13,7 @@ import asyncio
 import logging
 import math
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,10 +24,20 @@ from adapters.http.context import CHANNEL, PLATFORM, WORKSPACE, HttpContext
 from adapters.http.conversations import Conversation, Message, new_id, title_of, unsaved
 from adapters.http.schemas import chat_response, source_out, unanswered
 from agent import replies
+from agent.config import FeatureError, Features
 from agent.events import Event, Final, Progress, Token, Turn
 from agent.language import detect_language
 
 log = logging.getLogger(__name__)
+
+
+def check_features(features: Mapping[str, Any] | None) -> None:
+    """A request's feature flags, checked before anything runs: an unknown name or a value
+    of the wrong kind is the caller's mistake (422), not a failed turn."""
+    try:
+        Features().overridden(features)
+    except FeatureError as exc:
+        raise TurnRefused(422, f"features: {exc}") from None
 
 
 class TurnRefused(Exception):
@@ -102,7 +112,13 @@ class HttpTurns:
             )
         return found
 
-    def start(self, account: Account, query: str, conversation: Conversation | None) -> LiveTurn:
+    def start(
+        self,
+        account: Account,
+        query: str,
+        conversation: Conversation | None,
+        features: Mapping[str, Any] | None = None,
+    ) -> LiveTurn:
         """Run the turn in the background; it stores the question first (and a new
         conversation, titled with the question), so the caller can answer at once."""
         new = conversation is None
@@ -117,6 +133,7 @@ class HttpTurns:
             user=account.name,
             message_id=new_id(),
             scopes=account.searchable(self.ctx.default_scope),
+            features=features,
         )
         live = LiveTurn(conversation, query, new)
         task = asyncio.create_task(self._drive(live, turn))
@@ -124,12 +141,19 @@ class HttpTurns:
         task.add_done_callback(self._running.discard)
         return live
 
-    async def ask(self, account: Account, query: str, conversation_id: str | None) -> LiveTurn:
+    async def ask(
+        self,
+        account: Account,
+        query: str,
+        conversation_id: str | None,
+        features: Mapping[str, Any] | None = None,
+    ) -> LiveTurn:
         """The whole admission: check, limit, find or create the conversation, start."""
         text = self.check_query(query)
+        check_features(features)
         await self.admit(account, text)
         conversation = await self.conversation(account, conversation_id, text)
-        return self.start(account, text, conversation)
+        return self.start(account, text, conversation, features)
 
     async def _drive(self, live: LiveTurn, turn: Turn) -> None:
         try:
