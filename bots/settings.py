@@ -134,6 +134,13 @@ class Settings(BaseSettings):
         le=300,
         description="After Redis fails, use in-process state this long before trying Redis again.",
     )
+    redis_timeout_s: float = Field(
+        2.0,
+        gt=0,
+        le=60,
+        description="How long one Redis call may take before it counts as an outage (and the "
+        "worker uses in-process state); raise it on a loaded host.",
+    )
     rate_limit_per_minute: int = Field(
         20, ge=0, le=10_000, description="Questions per user per minute (per workspace); 0 = off."
     )

@@ -37,7 +37,9 @@ async def open_link(settings: Settings) -> AsyncIterator[RedisLink | None]:
     if not settings.redis_url:
         yield None
         return
-    link = RedisLink(settings.redis_url, retry_s=settings.redis_retry_s)
+    link = RedisLink(
+        settings.redis_url, retry_s=settings.redis_retry_s, timeout_s=settings.redis_timeout_s
+    )
     try:
         await link.check()
         yield link

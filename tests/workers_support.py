@@ -127,6 +127,10 @@ def worker_env(
         "SLACK_SIGNING_SECRET": SECRET,
         "SLACK_API_URL": slack.base_url,
         "TEAMRAG_EMBED_PROCESSES": "1",
+        # A loaded CI machine can take over 2 s for one Redis call: that is not the outage
+        # these tests stop Redis for, and a worker on in-process state would break the
+        # shared limits they check (seen once: the rate limit across workers).
+        "TEAMRAG_REDIS_TIMEOUT_S": "15",
         "PYTHONFAULTHANDLER": "1",  # SIGABRT on a hung worker prints where it hangs
     }
     if database_url:
