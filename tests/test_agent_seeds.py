@@ -4,8 +4,10 @@ the hallucination policy, the turn's path, the keyless web search and summarize_
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 import httpx
 import pytest
@@ -16,7 +18,7 @@ from agent.duckduckgo import DuckDuckGoSearch
 from agent.events import Turn
 from agent.retrieval.knowledge_base import KnowledgeBase
 from agent.tools.errors import ToolError
-from agent.tools.pages import FetchLimits, check_url, summarize_url
+from agent.tools.pages import FetchLimits, check_url, pinned, summarize_url
 from agent.websearch import WebSearchError, search_terms
 from tests.agent_support import agent, analysis, collect, review, script_answer, stages, verdict
 from tests.fakes.duckduckgo import FakeDuckDuckGo
@@ -312,3 +314,36 @@ async def test_summarize_url_reads_a_page_within_its_limits(ddg: FakeDuckDuckGo)
         except ToolError:
             start = ""
         assert "Escalate" not in start
+
+
+async def test_summarize_url_connects_to_the_address_it_checked(
+    ddg: FakeDuckDuckGo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DNS rebinding: a name that resolves to a good address when checked and to another
+    when connected must not reach the other. The first lookup is the one used."""
+    port = urlparse(ddg.base_url).port
+    real = socket.getaddrinfo
+    lookups: list[str] = []
+
+    def rebinding(host: str, *args: Any, **kwargs: Any) -> Any:
+        if host != "rebind.test":
+            return real(host, *args, **kwargs)
+        lookups.append(host)
+        address = "127.0.0.1" if len(lookups) == 1 else "10.255.255.1"
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (address, port))]
+
+    monkeypatch.setattr(socket, "getaddrinfo", rebinding)
+    async with httpx.AsyncClient() as client:
+        allowed = FetchLimits(allow_private=True, timeout_s=5)
+        text = await summarize_url(f"http://rebind.test:{port}/page", allowed, client)
+    assert "Handover happens every Monday" in text
+    assert lookups == ["rebind.test"]  # one lookup: the connection went where it said
+
+
+def test_a_pinned_request_keeps_the_host_name_for_the_server_and_tls() -> None:
+    target, headers, extensions = pinned("https://docs.example.com/a?b=1", "93.184.216.34")
+    assert target == "https://93.184.216.34/a?b=1"
+    assert headers == {"Host": "docs.example.com"}
+    assert extensions == {"sni_hostname": "docs.example.com"}
+    target, headers, _ = pinned("http://h.example:8080/x", "2001:db8::1")
+    assert target == "http://[2001:db8::1]:8080/x" and headers == {"Host": "h.example:8080"}

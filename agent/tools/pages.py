@@ -3,9 +3,11 @@
 The URL comes from chat text or an LLM's tool call, both untrusted, and the bot runs
 inside the team's network: a fetch of ``http://10.0.0.5/admin`` or a cloud metadata
 address would turn the bot into a proxy into that network (SSRF). So every address a
-host name resolves to must be public, redirects are followed by hand and checked hop by
-hop, and the body is read up to a size limit within a time limit. ``allow_private``
-lifts the address rule for tests, whose servers listen on 127.0.0.1.
+host name resolves to must be public, the request goes to the address that was checked
+(a second lookup could answer differently: DNS rebinding), redirects are followed by
+hand and checked hop by hop, and the body is read up to a size limit within a time
+limit. ``allow_private`` lifts the address rule for tests, whose servers listen on
+127.0.0.1; the pinning still applies.
 """
 
 from __future__ import annotations
@@ -45,14 +47,12 @@ def _refused(address: str) -> bool:
     )
 
 
-async def check_url(url: str, allow_private: bool) -> None:
-    """Raise :class:`ToolError` unless ``url`` is http(s) and every address of its host
-    is public (or private addresses are allowed)."""
+async def check_url(url: str, allow_private: bool) -> str:
+    """The address to connect to for ``url``; :class:`ToolError` unless ``url`` is http(s)
+    and every address of its host is public (or private addresses are allowed)."""
     parsed = urlparse(url)
     if parsed.scheme not in ("http", "https") or not parsed.hostname:
         raise ToolError(f"only http and https URLs can be fetched, not {url!r}")
-    if allow_private:
-        return
     host = parsed.hostname
     try:
         infos = await asyncio.to_thread(
@@ -60,19 +60,38 @@ async def check_url(url: str, allow_private: bool) -> None:
         )
     except OSError as exc:
         raise ToolError(f"cannot resolve {host}: {exc}") from exc
-    for info in infos:
-        address = str(info[4][0]).split("%")[0]  # drop an IPv6 zone id
-        if _refused(address):
+    addresses = [str(info[4][0]).split("%")[0] for info in infos]  # drop IPv6 zone ids
+    for address in addresses:
+        if not allow_private and _refused(address):
             raise ToolError(f"refused: {host} is a private or local address ({address})")
+    if not addresses:
+        raise ToolError(f"cannot resolve {host}: no address")
+    return addresses[0]
+
+
+def pinned(url: str, address: str) -> tuple[str, dict[str, str], dict[str, str]]:
+    """``url`` aimed at ``address``, with the Host header (and, for https, the TLS server
+    name the certificate is checked against) of the original host."""
+    parsed = urlparse(url)
+    host = parsed.hostname or ""
+    ip = f"[{address}]" if ":" in address else address
+    netloc = f"{ip}:{parsed.port}" if parsed.port else ip
+    target = parsed._replace(netloc=netloc).geturl()
+    headers = {"Host": f"{host}:{parsed.port}" if parsed.port else host}
+    extensions = {"sni_hostname": host} if parsed.scheme == "https" else {}
+    return target, headers, extensions
 
 
 async def fetch_page(url: str, limits: FetchLimits, client: httpx.AsyncClient) -> str:
     """The page's HTML (or text), checked at every redirect, at most ``max_bytes``."""
     for _ in range(MAX_REDIRECTS + 1):
-        await check_url(url, limits.allow_private)
+        address = await check_url(url, limits.allow_private)
+        target, headers, extensions = pinned(url, address)
         try:
             async with asyncio.timeout(limits.timeout_s):
-                async with client.stream("GET", url, follow_redirects=False) as response:
+                async with client.stream(
+                    "GET", target, headers=headers, extensions=extensions, follow_redirects=False
+                ) as response:
                     if response.is_redirect and "location" in response.headers:
                         url = urljoin(url, response.headers["location"])
                         continue
