@@ -22,7 +22,7 @@ from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 
 from adapters.chat.channels import ChannelRules
-from agent.sources.base import Checkpoint, Item, SourceError
+from agent.sources.base import Checkpoint, Item, KindContext, SourceError
 from agent.sources.listed import ListedSource
 
 
@@ -80,6 +80,18 @@ class ChannelHistory(ListedSource):
     @abstractmethod
     def resolve(self) -> str:
         """Look the channel up (and check the token): the scope its history goes into."""
+
+    @staticmethod
+    def bot_token(ctx: KindContext, env: str, what: str) -> str:
+        """The bot token in ``env`` (the platform's usual variable, or ``--token-env``'s);
+        a missing one names the variable and the fix."""
+        token = ctx.env.get(env, "")
+        if not token:
+            raise SourceError(
+                f"{env} is not set: export the {what} where the sync runs, or pass "
+                "--token-env NAME to use another variable"
+            )
+        return token
 
     def load_all(self) -> Iterator[Item]:
         return self._scan_in_scope({})

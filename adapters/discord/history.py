@@ -48,12 +48,7 @@ class DiscordHistory(ChannelHistory):
         api_url: str | None,
     ) -> None:
         self.token_env = str(spec.option("token_env") or TOKEN_ENV)
-        token = ctx.env.get(self.token_env, "")
-        if not token:
-            raise SourceError(
-                f"{self.token_env} is not set: export the Discord bot token where the sync "
-                "runs, or pass --token-env NAME to use another variable"
-            )
+        token = self.bot_token(ctx, self.token_env, "Discord bot token")
         super().__init__(spec, ctx, {"Authorization": f"Bot {token}"})
         self.channel = spec.target
         self.rules, self.default_scope = rules, default_scope
