@@ -14,7 +14,7 @@ from urllib.parse import parse_qs, urljoin, urlparse
 
 import httpx
 
-from agent.websearch import WebResult, WebSearchError, trim
+from agent.websearch import WebResult, WebSearchError, post, trim
 
 URL_VARIABLE = "TEAMRAG_DUCKDUCKGO_URL"
 DEFAULT_URL = "https://html.duckduckgo.com"
@@ -87,20 +87,15 @@ class DuckDuckGoSearch:
         query = query.strip()
         if not query:
             return []
-        try:
-            response = await self._client.post(
-                self._url, data={"q": query, "b": ""}, headers=_HEADERS, timeout=self._timeout
-            )
-        except httpx.TimeoutException as exc:
-            raise WebSearchError(
-                f"web search timed out after {self._timeout:g}s calling {self._url}; "
-                "DuckDuckGo is slow or unreachable, try again later"
-            ) from exc
-        except (httpx.HTTPError, httpx.InvalidURL) as exc:
-            raise WebSearchError(
-                f"web search could not reach {self._url} ({type(exc).__name__}); "
-                f"check the network and {URL_VARIABLE}"
-            ) from exc
+        response = await post(
+            self._client,
+            self._url,
+            timeout=self._timeout,
+            provider="DuckDuckGo",
+            variable=URL_VARIABLE,
+            data={"q": query, "b": ""},
+            headers=_HEADERS,
+        )
         if response.status_code in (202, 403, 429):
             # DuckDuckGo's answer to too many automated searches from one address.
             raise WebSearchError(

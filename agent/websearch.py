@@ -119,6 +119,31 @@ def _detail(response: httpx.Response) -> str:
     return trim(str(body), 200)
 
 
+async def post(
+    client: httpx.AsyncClient,
+    url: str,
+    *,
+    timeout: float,
+    provider: str,
+    variable: str,
+    **request: Any,
+) -> httpx.Response:
+    """POST to a search provider; a timeout or a network failure becomes a
+    :class:`WebSearchError` that names the provider, the URL and the variable to check."""
+    try:
+        return await client.post(url, timeout=timeout, **request)
+    except httpx.TimeoutException as exc:
+        raise WebSearchError(
+            f"web search timed out after {timeout:g}s calling {url}; "
+            f"{provider} is slow or unreachable, try again later"
+        ) from exc
+    except (httpx.HTTPError, httpx.InvalidURL) as exc:
+        raise WebSearchError(
+            f"web search could not reach {url} ({type(exc).__name__}: {exc}); "
+            f"check the network and {variable}"
+        ) from exc
+
+
 class TavilySearch:
     """Tavily's REST search API: ``POST {base_url}/search`` with a bearer key."""
 
@@ -166,20 +191,15 @@ class TavilySearch:
         max_results = max(1, min(int(max_results), 20))
         body = {"query": query, "max_results": max_results, "search_depth": "basic"}
         headers = {"Authorization": f"Bearer {self._api_key}"}
-        try:
-            response = await self._client.post(
-                self._url, json=body, headers=headers, timeout=self._timeout
-            )
-        except httpx.TimeoutException as exc:
-            raise WebSearchError(
-                f"web search timed out after {self._timeout:g}s calling {self._url}; "
-                "the provider is slow or unreachable, try again later"
-            ) from exc
-        except (httpx.HTTPError, httpx.InvalidURL) as exc:
-            raise WebSearchError(
-                f"web search could not reach {self._url} ({type(exc).__name__}: {exc}); "
-                f"check the network and {URL_VARIABLE}"
-            ) from exc
+        response = await post(
+            self._client,
+            self._url,
+            timeout=self._timeout,
+            provider="the provider",
+            variable=URL_VARIABLE,
+            json=body,
+            headers=headers,
+        )
         self._raise_for_status(response)
         try:
             payload = response.json()
