@@ -136,6 +136,23 @@ def test_two_hosts_ingesting_at_once_lose_nothing(schema: str) -> None:
         host.close()
 
 
+@needs_postgres
+def test_the_neighbours_of_many_hits_come_in_one_query_as_one_by_one(schema: str) -> None:
+    catalog = PostgresCatalog(PG_URL, schema)
+    try:
+        for doc, n in (("a", 5), ("b", 2)):
+            chunks = [_chunk(doc, i, f"{doc} part {i}") for i in range(n)]
+            catalog.replace_document(_record(doc, n), chunks, [[doc] for _ in chunks])
+        hits = list(catalog.chunks(["a-0", "a-2", "a-4", "b-1"]).values())
+        for radius in (1, 2):
+            together = catalog.neighbours_of(hits, radius)
+            assert together == {h.chunk_id: catalog.neighbours(h, radius) for h in hits}
+        assert [c.chunk_id for c in together["a-2"]] == ["a-0", "a-1", "a-3", "a-4"]
+        assert catalog.neighbours_of([], 1) == {}
+    finally:
+        catalog.close()
+
+
 def _rows(rng: np.random.Generator, n: int, start: int = 0) -> list[KeywordRow]:
     rows = []
     for i in range(start, start + n):

@@ -109,6 +109,52 @@ async def test_a_dead_workers_job_is_taken_over_and_the_thread_goes_on(
     assert attempts == {"first": 2, "second": 1}  # the first was handed over once
 
 
+async def test_what_a_dead_worker_noted_reaches_the_worker_that_takes_its_job_over(
+    workers: tuple[RedisTurnQueue, RedisTurnQueue],
+) -> None:
+    a, b = workers
+    noted = asyncio.Event()
+    entries: list[str] = []
+
+    async def opens_a_reply_and_dies(job: Job) -> None:
+        assert job.notes == {}  # the first worker finds nothing noted
+        await a.note(job, reply_ts="111.222", reply_kind="stream")
+        entries.append(job.id)
+        noted.set()
+        await asyncio.Event().wait()
+
+    async with a.serving(opens_a_reply_and_dies):
+        await a.submit(Job("ask", "t", {}, event_id="first"))
+        await asyncio.wait_for(noted.wait(), 10)
+        for task in list(a._tasks.running):
+            task.cancel()
+    seen: list[Job] = []
+
+    async def finish(job: Job) -> None:
+        seen.append(job)
+
+    async with b.serving(finish):
+        await until(lambda: seen, timeout=20)
+    # Leaving serving() finished the job: its notes went with its entry.
+    assert await b.link.client.exists(b._notes(entries[0])) == 0
+    (job,) = seen
+    assert (job.attempt, job.notes) == (2, {"reply_ts": "111.222", "reply_kind": "stream"})
+
+
+async def test_a_note_is_lost_quietly_when_redis_is_away_or_there_is_no_entry(
+    redis_server: RedisServer, redis_link: RedisLink
+) -> None:
+    queue = RedisTurnQueue(redis_link, "test")
+    await queue.note(Job("ask", "t", {}), reply_ts="1")  # answered at once: no entry
+    await LocalTurnQueue().note(Job("ask", "t", {}, id="1-1"), reply_ts="1")
+    redis_server.stop()
+    try:
+        await queue.note(Job("ask", "t", {}, id="1-1"), reply_ts="1")  # no exception
+    finally:
+        redis_server.start()
+    assert redis_link.down
+
+
 async def test_a_job_that_failed_too_often_is_dropped_and_frees_its_thread(
     redis_link: RedisLink,
 ) -> None:

@@ -363,6 +363,20 @@ async def test_a_channels_scope_is_respected_whichever_worker_answers(
     assert shown_to_alpha and not any("2 million won" in text for text in shown_to_alpha)
 
 
+def noted_reply(redis_url: str, replies: list[Message]) -> str | None:
+    """The ts of the one reply in a thread once a worker noted it with its queued turn."""
+    if len(replies) != 1:
+        return None
+    client = redis.Redis.from_url(redis_url, decode_responses=True)
+    try:
+        for key in client.scan_iter(match="*queue:slack:notes:*"):
+            if client.hget(key, "reply_ts") == replies[0].ts:
+                return replies[0].ts
+    finally:
+        client.close()
+    return None
+
+
 # The two tests that kill a worker come last: each leaves one to start again.
 
 
@@ -380,15 +394,25 @@ async def test_a_worker_killed_mid_answer_leaves_no_lock_and_its_turn_is_finishe
         what=f"a worker to start answering\n{team.logs()}",
     )
     (survivor,) = [w for w in team.workers if w is not victim]
+    thread = (world.general, asked["ts"])
+    # Killed once its "Thinking…" reply is posted and noted with the queued turn.
+    left = await until(
+        lambda: noted_reply(world.redis_url, world.slack.replies(*thread)),
+        what=f"the victim's reply to be noted\n{team.logs()}",
+    )
     victim.kill()
     killed = time.monotonic()
-    thread = (world.general, asked["ts"])
     await until(
         lambda: world.slack.answered(*thread),
         timeout=60,
         what=f"the survivor to finish the turn\n{team.logs()}",
     )
     took_over_s = time.monotonic() - killed
+    # The survivor's answer replaced the dead worker's reply: one bot message, not stuck.
+    (reply,) = world.slack.replies(*thread)
+    assert reply.ts == left and reply.feedback_values(), (reply, team.logs())
+    assert tags_in(texts([reply])) == ["#kill-1"], reply
+    assert all(status == "complete" for _, status in reply.tasks.values()), reply.tasks
     # A next message in the thread is answered promptly: nothing of the dead worker holds it.
     fake_llm.latency_s = 0.0
     asked_next = time.monotonic()
@@ -402,7 +426,8 @@ async def test_a_worker_killed_mid_answer_leaves_no_lock_and_its_turn_is_finishe
     )
     next_s = time.monotonic() - asked_next
     assert tags_in(texts(world.slack.answered(*thread))) == ["#kill-1", "#kill-2"], team.logs()
-    assert "taking over turn" in survivor.log(), survivor.log()
+    assert "taking over turn" in survivor.log(0), survivor.log()
+    assert f"taking over reply {left} (stream)" in survivor.log(0), survivor.log()
     assert next_s < 5, f"{next_s:.1f} s for the next answer\n{team.logs()}"
     # Taken over after the claim time, then answered in three round trips; a lock of the
     # dead worker's that outlives the claim time shows here as the difference.

@@ -144,7 +144,8 @@ def worker_env(
 
 @dataclass
 class Worker:
-    """One ``teamrag slack`` process; its stdout and stderr go to ``log_path``."""
+    """One ``teamrag slack`` process (or another ``command``); its stdout and stderr go to
+    ``log_path``."""
 
     name: str
     env: dict[str, str]
@@ -152,6 +153,12 @@ class Worker:
     port: int = field(default_factory=free_port)
     process: subprocess.Popen[bytes] | None = None
     starts: int = 0
+    # The teamrag command it runs; empty: ``slack --port PORT``.
+    command: tuple[str, ...] = ()
+
+    @property
+    def _slack(self) -> tuple[str, ...]:
+        return ("slack", "--port", str(self.port))
 
     @property
     def url(self) -> str:
@@ -171,7 +178,7 @@ class Worker:
         with self.log_path.open("ab") as log:
             log.write(f"--- worker {self.name}, start {self.starts} ---\n".encode())
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "bots", "slack", "--port", str(self.port)],
+                [sys.executable, "-m", "bots", *(self.command or self._slack)],
                 env=self.env,
                 cwd=self.folder,  # no stray .env
                 stdout=log,

@@ -35,10 +35,13 @@ class Job:
     event_id: str = ""  # for the log
     id: str = ""  # the stream entry id, once queued
     attempt: int = 1  # how many workers have been handed this job
+    # What an earlier worker noted while answering (:meth:`TurnQueue.note`): the reply
+    # message it opened, say. Read when a worker takes the job over, else empty.
+    notes: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> str:
         data = asdict(self)
-        del data["id"], data["attempt"]
+        del data["id"], data["attempt"], data["notes"]
         return json.dumps(data, ensure_ascii=False)
 
     @classmethod
@@ -57,6 +60,13 @@ class TurnQueue(Protocol):
 
     async def submit(self, job: Job) -> None:
         """Queue ``job``; it is answered by some worker (this one without Redis)."""
+        ...
+
+    async def note(self, job: Job, **fields: str) -> None:
+        """Remember ``fields`` with the queued ``job`` (the id of the reply message it
+        opened, say), so a worker that takes the job over finds them in ``job.notes``
+        and repairs that message instead of leaving it behind. Never raises: a note
+        that cannot be kept costs only that repair."""
         ...
 
 
@@ -110,3 +120,6 @@ class LocalTurnQueue:
         if self._handler is None:
             raise RuntimeError("submit() outside serving(): nothing would answer the job")
         self._tasks.start(answer(self._handler, job))
+
+    async def note(self, job: Job, **fields: str) -> None:
+        return None  # nothing takes a job over in one process

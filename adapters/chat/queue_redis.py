@@ -10,6 +10,11 @@ which answers it from the start. An entry that several workers failed in a row
 (``max_attempts``) is dropped with an error in the log, so one poison message
 cannot stall a thread.
 
+A worker notes what a successor would need to repair (:meth:`RedisTurnQueue.note`: the
+reply message it opened) in a small hash per entry; a worker that takes the entry over
+reads it into ``Job.notes``, so it edits that message into the answer rather than
+posting a second one beside a "Thinking…" that never ends.
+
 Jobs of one conversation run in the order they were queued, whichever worker
 reads them: each thread has a list of its queued entry ids, and a job waits
 until it is at the head of that list. (The runner's thread lock then keeps a
@@ -25,7 +30,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import cast
 
 import redis.asyncio as aredis
@@ -75,6 +80,9 @@ class RedisTurnQueue:
     def _line(self, thread_id: str) -> str:
         return self.link.key("queue", self.stream, "thread", thread_id)
 
+    def _notes(self, entry_id: str) -> str:
+        return self.link.key("queue", self.stream, "notes", entry_id)
+
     @property
     def _consumer(self) -> str:
         return self.link.worker_id
@@ -93,6 +101,40 @@ class RedisTurnQueue:
             await self._local.submit(job)
 
         await self.link.attempt(durable, at_once, what="queueing a turn")
+
+    async def note(self, job: Job, **fields: str) -> None:
+        if not job.id or not fields:  # run at once while Redis was away: nothing to note
+            return
+
+        async def keep(client: aredis.Redis) -> None:
+            key = self._notes(job.id)
+            async with client.pipeline(transaction=True) as pipe:
+                for name, value in fields.items():
+                    pipe.hset(key, name, value)
+                # Outlives any take-over; FINISH deletes it sooner.
+                pipe.pexpire(key, THREAD_LINE_TTL_MS)
+                await pipe.execute()
+
+        async def lost() -> None:
+            return None
+
+        try:
+            await self.link.attempt(keep, lost, what="noting a turn's reply")
+        except Exception:  # only a take-over's repair depends on it; the answer goes on
+            log.warning("could not note %s for turn %s", sorted(fields), job.id, exc_info=True)
+
+    async def _read_notes(self, job: Job) -> Job:
+        """The job with what its earlier worker noted (a take-over reads it once)."""
+
+        async def read(client: aredis.Redis) -> dict[str, str]:
+            raw = await client.hgetall(self._notes(job.id))
+            return {str(k): str(v) for k, v in raw.items()}  # the link decodes responses
+
+        async def none() -> dict[str, str]:
+            return {}
+
+        notes = await self.link.attempt(read, none, what="reading a turn's notes")
+        return replace(job, notes=notes)
 
     @contextlib.asynccontextmanager
     async def serving(self, handler: Handler) -> AsyncIterator[None]:
@@ -228,6 +270,11 @@ class RedisTurnQueue:
             )  # fmt: skip
             await self._drop(job.id, job.thread_id)
             return
+        if job.attempt > 1:
+            try:
+                job = await self._read_notes(job)
+            except Exception:  # answered all the same, only without the repair
+                log.warning("could not read the notes of turn %s", job.id, exc_info=True)
         done = asyncio.Event()
         beating = asyncio.create_task(self._keep_claimed(job, done))
         try:
@@ -289,4 +336,7 @@ class RedisTurnQueue:
             self._unacked.append((entry_id, thread_id))
 
     async def _finish_entry(self, entry_id: str, thread_id: str) -> None:
-        await self._finish(keys=[self._key, self._line(thread_id)], args=[self.group, entry_id])
+        await self._finish(
+            keys=[self._key, self._line(thread_id), self._notes(entry_id)],
+            args=[self.group, entry_id],
+        )

@@ -1,7 +1,8 @@
 """The turn queue's Lua scripts (:mod:`adapters.chat.queue_redis`): each runs as one atomic
 step in Redis, so no other worker sees the queue half changed.
 
-KEYS[1] is the stream; KEYS[2], where used, the thread's line of queued entry ids.
+KEYS[1] is the stream; KEYS[2], where used, the thread's line of queued entry ids;
+KEYS[3], where used, the entry's notes (a hash: what its worker noted while answering).
 """
 
 # Queue a job and remember its place in its thread, in one step: a job is never in the
@@ -34,10 +35,12 @@ redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[3], 'JUSTID')
 return 1
 """
 
-# Done: acknowledge, delete, and give the thread's next job its turn, in one step.
+# Done: acknowledge, delete, forget its notes and give the thread's next job its turn,
+# in one step.
 FINISH = """
 redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
 redis.call('XDEL', KEYS[1], ARGV[2])
 redis.call('LREM', KEYS[2], 1, ARGV[2])
+redis.call('DEL', KEYS[3])
 return 1
 """

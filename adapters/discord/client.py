@@ -14,9 +14,11 @@ or ``shard_ids`` when several processes split one bot).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from functools import partial
 from typing import Any
 
 import discord
@@ -25,10 +27,13 @@ from discord import app_commands
 from discord.gateway import DiscordWebSocket
 from discord.http import Route
 
+from adapters.chat.queue import Job, TurnQueue
 from adapters.discord import mentions
 from adapters.discord.buttons import FeedbackButton
 from adapters.discord.commands import CommandTexts, ask_command, ask_message_menu
 from adapters.discord.options import Adapter
+from adapters.discord.queued import ASK_JOB, answer_asked
+from adapters.discord.turns import PLATFORM
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +63,9 @@ class TeamragClient(discord.Client):
             **options,
         )
         self.teamrag = adapter
+        # Accepted questions: durable in Redis, so any process of the bot may answer them.
+        self.queue: TurnQueue = adapter.services.queue_for(PLATFORM)
+        self._serving = contextlib.AsyncExitStack()
         self.tree: app_commands.CommandTree[TeamragClient] = app_commands.CommandTree(self)
         self.tree.add_command(ask_command(adapter))
         self.tree.add_command(ask_message_menu(adapter))
@@ -66,9 +74,16 @@ class TeamragClient(discord.Client):
         # Buttons are matched by their custom_id pattern, so clicks on answers posted by
         # an earlier run of the bot are handled too.
         self.add_dynamic_items(FeedbackButton)
+        await self._serving.enter_async_context(self.queue.serving(partial(_handle, self)))
         await self.tree.set_translator(CommandTexts())
         if self.teamrag.options.sync_commands:
             await sync_commands(self.tree, self.teamrag.options.command_guild_id)
+
+    async def close(self) -> None:
+        # The answers under way first (up to the queue's drain time): they need the
+        # connection's HTTP session, which closing ends. Unfinished ones stay queued.
+        await self._serving.aclose()
+        await super().close()
 
     async def on_ready(self) -> None:
         log.info("connected to Discord as %s, in %d guilds", self.user, len(self.guilds))
@@ -76,6 +91,13 @@ class TeamragClient(discord.Client):
     async def on_message(self, message: discord.Message) -> None:
         if self.user is not None:
             await mentions.on_message(self.teamrag, self.user, message)
+
+
+async def _handle(client: TeamragClient, job: Job) -> None:
+    if job.kind == ASK_JOB:
+        await answer_asked(client.teamrag, client, job)
+    else:
+        log.error("no Discord handler for queued %s; dropped", job.kind)
 
 
 class ShardedTeamragClient(TeamragClient, discord.AutoShardedClient):

@@ -1,5 +1,5 @@
 """``/ask question: [private:]`` and the *Ask teamrag* message command: defer at once,
-then answer in the deferred response.
+then answer in the deferred response (queued: any process of the bot may answer it).
 
 Discord gives an interaction 3 seconds for its first response, so the handler only
 de-duplicates and checks access (both in memory) before deferring with "thinking";
@@ -15,18 +15,17 @@ joins that thread's conversation, as a mention there would.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from functools import partial
-from typing import Any
+from typing import Any, cast
 
 import discord
 from discord import app_commands
 from discord.app_commands import locale_str
 
-from adapters.chat.services import ChatServices
+from adapters.chat.queue import TurnQueue
 from adapters.discord.access import admitted, roles_of
-from adapters.discord.live import ChannelPoster, InteractionPoster, Poster, answer
+from adapters.discord.live import ChannelPoster, Poster
 from adapters.discord.options import Adapter
+from adapters.discord.queued import Asked, ask_job
 from adapters.discord.render import Outgoing, language_for
 from adapters.discord.turns import Place
 from agent.events import Turn
@@ -116,33 +115,32 @@ async def handle_ask(
         rule=decision,
     )
     with bind(thread_id=turn.thread_id, event_id=f"interaction-{interaction.id}"):
-        await _answer(services, interaction, turn, language, private=private)
+        await _answer(interaction, turn, language, private=private)
 
 
 async def _answer(
-    services: ChatServices,
-    interaction: discord.Interaction[Any],
-    turn: Turn,
-    language: str,
-    *,
-    private: bool,
+    interaction: discord.Interaction[Any], turn: Turn, language: str, *, private: bool
 ) -> None:
-    make_fallback = partial(fallback_poster, interaction, private=private)
-    poster: Poster
-    fallback: Callable[[], Poster] | None
+    """Defer within Discord's 3 seconds, then queue the answer (any process may give it:
+    :mod:`adapters.discord.queued`)."""
     try:
         await interaction.response.defer(thinking=True, ephemeral=private)
-        poster, fallback = InteractionPoster(interaction, ephemeral=private), make_fallback
+        deferred = True
     except discord.HTTPException as exc:
         # Too late (more than 3 s, or the interaction is gone): answer all the same.
         log.warning(
             "could not defer interaction %s (%s); answering by message", interaction.id, exc
         )
-        poster, fallback = make_fallback(), None
-    # Without a defer nothing shows the question was taken: post "thinking" at once.
-    await answer(
-        services, turn, poster, language=language, fallback=fallback, placeholder=fallback is None
-    )
+        deferred = False
+    asked = Asked.of(interaction, private=private, deferred=deferred)
+    await queue_of(interaction.client).submit(ask_job(asked, turn, language))
+
+
+def queue_of(client: discord.Client) -> TurnQueue:
+    queue = getattr(client, "queue", None)
+    if queue is None:
+        raise RuntimeError(f"{type(client).__name__} has no turn queue: not a teamrag client")
+    return cast(TurnQueue, queue)
 
 
 def fallback_poster(interaction: discord.Interaction[Any], *, private: bool) -> Poster:

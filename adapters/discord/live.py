@@ -103,6 +103,16 @@ class InteractionPoster:
 Target = Callable[[], Awaitable[discord.abc.Messageable]]
 
 
+class Mentionable(Protocol):
+    """A user to mention: a discord.py user, or only an id (a queued question's asker)."""
+
+    @property
+    def id(self) -> int: ...
+
+    @property
+    def mention(self) -> str: ...
+
+
 class ChannelPoster:
     """Ordinary messages: the first one is posted at the first update and then edited.
 
@@ -115,7 +125,7 @@ class ChannelPoster:
         target: discord.abc.Messageable | Target,
         *,
         reference: discord.Message | None = None,
-        mention: discord.abc.User | None = None,
+        mention: Mentionable | None = None,
     ) -> None:
         self._target = target
         self._resolved: discord.abc.Messageable | None = None
@@ -154,7 +164,9 @@ class ChannelPoster:
         if reply and self._reference is not None:
             extra |= {"reference": self._reference, "mention_author": False}
         if self._mention is not None:
-            extra["allowed_mentions"] = discord.AllowedMentions(users=[self._mention])
+            extra["allowed_mentions"] = discord.AllowedMentions(
+                users=[discord.Object(self._mention.id)]
+            )
         return await target.send(content=content or None, embeds=list(embeds), **extra)
 
     async def _where(self) -> discord.abc.Messageable:

@@ -20,7 +20,7 @@ from adapters.chat.live import LiveView
 from adapters.chat.phrases import language_of, phrase
 from adapters.chat.queue import Job
 from adapters.slack.blocks import progress_message, question_block
-from adapters.slack.bot import ASK, SlackBot
+from adapters.slack.bot import ASK, REPLY_TS, SlackBot
 from adapters.slack.delivery import Place, ResponseUrl, slack_error
 from adapters.slack.gates import (
     Asking,
@@ -96,20 +96,24 @@ async def answer(bot: SlackBot, job: Job) -> None:
         await bot.run(turn, reply, lambda: bot.respond_reason(url, language, "ephemeral"))
         return
     head = (question_block(user, question),)
-    try:
-        posted = await bot.client.chat_postMessage(
-            channel=channel,
-            text=escape(question),
-            blocks=progress_message(LiveView(), language, head).blocks,
-        )
-    except SlackApiError as exc:
-        # Not a member of this channel (or not allowed to post): answer via response_url.
-        log.info("cannot post the /ask answer in %s (%s)", channel, slack_error(exc))
-        turn = ask_turn(bot, body, question, trigger)
-        reply = responder(bot, url, turn, language, "in_channel", replaces=False)
-        await bot.run(turn, reply, lambda: bot.respond_reason(url, language, "in_channel"))
-        return
-    ts = str(posted["ts"])
+    # A worker that died after posting the question's message left it noted: answer there.
+    ts = job.notes.get(REPLY_TS, "")
+    if not ts:
+        try:
+            posted = await bot.client.chat_postMessage(
+                channel=channel,
+                text=escape(question),
+                blocks=progress_message(LiveView(), language, head).blocks,
+            )
+        except SlackApiError as exc:
+            # Not a member of this channel (or not allowed to post): answer via response_url.
+            log.info("cannot post the /ask answer in %s (%s)", channel, slack_error(exc))
+            turn = ask_turn(bot, body, question, trigger)
+            reply = responder(bot, url, turn, language, "in_channel", replaces=False)
+            await bot.run(turn, reply, lambda: bot.respond_reason(url, language, "in_channel"))
+            return
+        ts = str(posted["ts"])
+        await bot.opened(job)(ts, "post")
     await bot.threads.add(thread_key(str(body["team_id"]), channel, ts))
     turn = ask_turn(bot, body, question, ts)
     live = PostReply(

@@ -6,6 +6,9 @@ limit) and queue it (:mod:`adapters.chat.queue`): durably in Redis when the team
 it, so that any worker, even another than this one, answers it. Answering
 (:meth:`SlackBot.handle`) runs the turn through :func:`~adapters.chat.live.relay`
 into a live reply. Whatever happens after that, the asker sees an answer or a reason.
+
+The reply's message is noted with the queued job once posted (:meth:`SlackBot.opened`),
+so a worker that takes the job over from a dead one edits that message into the answer.
 """
 
 from __future__ import annotations
@@ -28,7 +31,14 @@ from adapters.chat.services import ChatServices
 from adapters.slack.blocks import Block, SlackMessage, final_messages
 from adapters.slack.delivery import Place, Render, ResponseUrl
 from adapters.slack.dm import DmConversations
-from adapters.slack.live import OpenedAtOnce, PostReply, StatusSteps, StreamReply, StreamSupport
+from adapters.slack.live import (
+    Opened,
+    OpenedAtOnce,
+    PostReply,
+    StatusSteps,
+    StreamReply,
+    StreamSupport,
+)
 from adapters.slack.threads import ThreadRecord
 from adapters.slack.turns import Incoming, incoming
 from agent.events import Final, Turn
@@ -37,6 +47,9 @@ log = logging.getLogger(__name__)
 
 ANSWER = "slack.answer"  # a mention, a DM, a follow-up, the assistant pane, a shortcut
 ASK = "slack.ask"  # the /ask command
+# The notes a queued job carries about its reply (adapters.chat.queue: TurnQueue.note).
+REPLY_TS = "reply_ts"
+REPLY_KIND = "reply_kind"
 
 JobHandler = Callable[[Job], Awaitable[None]]
 
@@ -112,13 +125,14 @@ class SlackBot:
 
     async def handle(self, job: Job) -> None:
         if job.kind == ANSWER:
-            await self._answer_job(job.payload)
+            await self._answer_job(job)
         elif job.kind in self.handlers:
             await self.handlers[job.kind](job)
         else:
             log.error("no Slack handler for queued %s; dropped", job.kind)
 
-    async def _answer_job(self, payload: dict[str, Any]) -> None:
+    async def _answer_job(self, job: Job) -> None:
+        payload = job.payload
         if "message" in payload:
             message = Incoming.from_dict(payload["message"])
             question = str(payload["question"])
@@ -127,19 +141,36 @@ class SlackBot:
             question = message.question(str(payload.get("bot") or ""))
         rule_channel = str(payload.get("rule_channel") or message.channel)
         await self.answer(
-            message, question, rule_channel, status_steps=bool(payload.get("status_steps"))
+            message,
+            question,
+            rule_channel,
+            status_steps=bool(payload.get("status_steps")),
+            job=job,
         )
 
     async def answer(
-        self, message: Incoming, question: str, rule_channel: str, *, status_steps: bool = False
+        self,
+        message: Incoming,
+        question: str,
+        rule_channel: str,
+        *,
+        status_steps: bool = False,
+        job: Job | None = None,
     ) -> None:
+        """``job``: the queued job this answers, to note the reply in and to find the
+        reply a dead worker left (``job.notes``)."""
         language = language_of(question)
         place = Place(message.channel, message.thread_root)
         rule = self.services.rules.for_channel(rule_channel)
         turn = message.turn(question, rule.scopes, persona=rule.persona or "")
         render = self.render(turn)
+        opened = self.opened(job)
+        left = job.notes.get(REPLY_TS) if job is not None else None
+        left_kind = job.notes.get(REPLY_KIND) if job is not None else None
+        if left:
+            log.info("taking over reply %s (%s) left by a stopped worker", left, left_kind)
         reply: LiveReply
-        if self.streaming.enabled:
+        if self.streaming.enabled and not (left and left_kind != "stream"):
             reply = StreamReply(
                 self.client,
                 place,
@@ -148,9 +179,11 @@ class SlackBot:
                 recipient_team=message.user_team,
                 recipient_user=message.user,
                 support=self.streaming,
+                opened=opened,
+                resume_ts=left,
             )
         else:
-            reply = PostReply(self.client, place, language, render)
+            reply = PostReply(self.client, place, language, render, ts=left, opened=opened)
         if status_steps:
             reply = StatusSteps(reply, lambda text: self.status(place, text))
         status = asyncio.create_task(self.status(place, phrase("is_thinking", language)))
@@ -180,6 +213,15 @@ class SlackBot:
                 await say_failed()
             except Exception:
                 log.exception("could not even say that answering %s failed", turn.thread_id)
+
+    def opened(self, job: Job | None) -> Opened:
+        """Note a reply's message with its queued job once posted (see the module doc)."""
+
+        async def note(ts: str, kind: str) -> None:
+            if job is not None:
+                await self.queue.note(job, **{REPLY_TS: ts, REPLY_KIND: kind})
+
+        return note
 
     def render(self, turn: Turn, head: tuple[Block, ...] = ()) -> Render:
         async def render(final: Final) -> list[SlackMessage]:

@@ -13,6 +13,11 @@
 
 :class:`OpenedAtOnce` shows any of them ("Thinking…") before the agent's first step.
 
+A reply says when it has opened its message (``opened(ts, kind)``), so the turn queue can
+note it: a worker that takes the turn over after this one died is built with that
+message (``ts=`` for :class:`PostReply`, ``resume_ts=`` for :class:`StreamReply`) and edits
+it into the answer, rather than leaving a "Thinking…" behind beside a second reply.
+
 ``Final.answer`` is authoritative. A stream can only append, so when the final text
 does not continue what was streamed (the agent rewrote its draft) the stream is
 closed and its message replaced by the final answer with ``chat.update``.
@@ -50,11 +55,19 @@ _NO_STREAMING = frozenset(
      "feature_not_enabled", "not_implemented"}
 )  # fmt: skip
 _EXPIRED = "message_not_in_streaming_state"
+_GONE = "message_not_found"
 # Progress updates through a response URL (of its five uses; the answer keeps two).
 PROGRESS_UPDATES = 3
 # Streamed text is kept within the first half of the first answer piece: split_text never
 # cuts a piece shorter than half its limit, so the final first piece always continues it.
 STREAM_TEXT_LIMIT = (ANSWER_PIECE - 8) // 2
+
+# Told the ts of the reply's message once it is posted, and its kind ("post", "stream").
+Opened = Callable[[str, str], Awaitable[None]]
+
+
+async def _nobody(ts: str, kind: str) -> None:
+    return None
 
 
 @dataclass
@@ -81,13 +94,17 @@ class PostReply:
         *,
         ts: str | None = None,
         head: tuple[Block, ...] = (),
+        opened: Opened = _nobody,
     ) -> None:
         self._client = client
         self._place = place
         self._language = language
         self._render = render
         self._head = head
-        self.ts = ts  # the live message, once posted (or given: an /ask placeholder)
+        self._opened = opened
+        # The live message, once posted (or given: an /ask placeholder, or the message a
+        # dead worker opened for this turn).
+        self.ts = ts
 
     async def show(self, view: LiveView) -> None:
         message = progress_message(view, self._language, self._head)
@@ -99,6 +116,7 @@ class PostReply:
                 blocks=message.blocks,
             )
             self.ts = str(response["ts"])
+            await self._opened(self.ts, "post")
         else:
             await self._client.chat_update(
                 channel=self._place.channel, ts=self.ts, text=message.text, blocks=message.blocks
@@ -132,7 +150,12 @@ class StreamReply:
         recipient_team: str,
         recipient_user: str,
         support: StreamSupport,
+        opened: Opened = _nobody,
+        resume_ts: str | None = None,
     ) -> None:
+        """``resume_ts``: the stream a dead worker opened for this turn. What it shows is
+        unknown here, so its text is never appended to (``finish`` edits the answer in),
+        only its steps are brought up to date under the same task ids."""
         assert place.thread_ts is not None, "Slack streams only as a reply in a thread"
         self._client = client
         self._place = place
@@ -140,8 +163,10 @@ class StreamReply:
         self._render = render
         self._recipient = (recipient_team, recipient_user)
         self._support = support
-        self._sent = _Sent()
-        self._ts: str | None = None
+        self._opened = opened
+        self._sent = _Sent(diverged=resume_ts is not None)
+        self._ts: str | None = resume_ts
+        self._resuming = resume_ts is not None  # until this worker first reaches it
         self._fallback: PostReply | None = None
 
     async def show(self, view: LiveView) -> None:
@@ -162,23 +187,32 @@ class StreamReply:
             except SlackApiError as exc:
                 self._support.refused(slack_error(exc))
                 log.info("no stream (%s): posting and editing instead", slack_error(exc))
-                self._fallback = PostReply(self._client, self._place, self._language, self._render)
+                self._fallback = PostReply(
+                    self._client, self._place, self._language, self._render, opened=self._opened
+                )
                 await self._fallback.show(view)
                 return
             self._ts = str(response["ts"])
+            await self._opened(self._ts, "stream")
         elif chunks:
             try:
                 await self._client.chat_appendStream(
                     channel=self._place.channel, ts=self._ts, chunks=chunks
                 )
             except SlackApiError as exc:
+                if slack_error(exc) == _GONE and self._resuming:
+                    # The dead worker's message was deleted meanwhile: open a new one.
+                    log.info("the reply to resume is gone; opening a new one")
+                    self._ts, self._sent, self._resuming = None, _Sent(), False
+                    await self.show(view)
+                    return
                 if slack_error(exc) != _EXPIRED:
                     raise
                 log.info("the stream expired: editing its message instead")
                 self._fallback = self._editing_stream_message()
                 await self._fallback.show(view)
                 return
-        self._sent = sent
+        self._sent, self._resuming = sent, False
 
     async def finish(self, final: Final) -> None:
         if self._fallback is not None:

@@ -257,6 +257,21 @@ class PostgresCatalog:
         )
         return [Chunk(*row) for row in rows]
 
+    def neighbours_of(self, chunks: Sequence[Chunk], radius: int = 1) -> dict[str, list[Chunk]]:
+        """:meth:`neighbours` of every chunk in one query (a search's hits: one round trip
+        to the server instead of one per hit)."""
+        wanted = {(c.doc_id, c.seq + d) for c in chunks for d in range(-radius, radius + 1) if d}
+        found: dict[tuple[str, int], Chunk] = {}
+        if wanted:
+            docs, seqs = zip(*wanted, strict=True)
+            rows = self._rows(
+                f"{_CHUNK_SELECT} JOIN unnest(%s::text[], %s::int[]) AS w(doc_id, seq) "
+                "ON c.doc_id = w.doc_id AND c.seq = w.seq",
+                (list(docs), list(seqs)),
+            )
+            found = {(chunk.doc_id, chunk.seq): chunk for chunk in (Chunk(*r) for r in rows)}
+        return {c.chunk_id: _around(c, radius, found) for c in chunks}
+
     def document_chunks(self, doc_id: str) -> list[Chunk]:
         rows = self._rows(f"{_CHUNK_SELECT} WHERE c.doc_id = %s ORDER BY c.seq", (doc_id,))
         return [Chunk(*row) for row in rows]
@@ -291,3 +306,8 @@ class PostgresCatalog:
                 f"{_KEYWORD_SELECT} WHERE c.gen > %s ORDER BY c.gen, c.doc_id, c.seq", (since,)
             ).fetchall()
         return gen, [str(r[0]) for r in removed], [_keyword_row(r) for r in added]
+
+
+def _around(chunk: Chunk, radius: int, found: dict[tuple[str, int], Chunk]) -> list[Chunk]:
+    seqs = range(chunk.seq - radius, chunk.seq + radius + 1)
+    return [found[(chunk.doc_id, s)] for s in seqs if s != chunk.seq and (chunk.doc_id, s) in found]

@@ -26,11 +26,13 @@ from agent.retrieval.fusion import fuse
 from agent.retrieval.keyword import KeywordIndex
 from agent.retrieval.keyword_live import LiveKeywordIndex
 from agent.retrieval.tokenizer import TOKENIZER_VERSION, tokenize
-from agent.retrieval.types import SearchHit
+from agent.retrieval.types import Chunk, SearchHit
 from agent.retrieval.vectors import VectorStore
 
 SearchMode = Literal["hybrid", "dense", "keyword"]
 CANDIDATES = 50
+# Chunk languages remembered per process (about 100 bytes each); past this, start over.
+LANGUAGES_KEPT = 200_000
 KEYWORD_REFRESH_S = 10.0
 
 # The document catalog: a SQLite file in the data folder (embedded), or a Postgres
@@ -69,6 +71,9 @@ class KnowledgeBase:
         self._keyword_dir = data_dir / "keyword"
         self._keyword: KeywordIndex | None = None
         self._keyword_lock = threading.Lock()
+        # Read and written by searches on several threads: each dict step is atomic, and
+        # a lost update only costs a query again.
+        self._language_of: dict[str, str] = {}
         self._keyword_loaded_at = 0.0
 
     @property
@@ -162,23 +167,46 @@ class KnowledgeBase:
                 dense,
                 query_idf_sum=idf_sum,
                 query_language=detect_language(query),
-                languages=self.catalog.chunk_languages(keyword.keys() | dense.keys()),
+                languages=self._languages(keyword.keys() | dense.keys()),
             )
         # Over-fetch: vectors of a version the catalog no longer lists are skipped here.
         top = ranked[: opts.k * 2 + 10]
         chunks = self.catalog.chunks(cid for cid, _ in top)
-        hits: list[SearchHit] = []
+        picked: list[tuple[Chunk, float]] = []
         for cid, score in top:
             chunk = chunks.get(cid)
             if chunk is None or (opts.scopes is not None and chunk.scope not in opts.scopes):
                 continue
-            neighbours = self.catalog.neighbours(chunk, opts.neighbours) if opts.neighbours else []
-            hits.append(
-                SearchHit(chunk, score, keyword.get(cid, 0.0), dense.get(cid, 0.0), neighbours)
-            )
-            if len(hits) == opts.k:
+            picked.append((chunk, score))
+            if len(picked) == opts.k:
                 break
-        return hits
+        around = (
+            self.catalog.neighbours_of([c for c, _ in picked], opts.neighbours)
+            if opts.neighbours
+            else {}
+        )
+        return [
+            SearchHit(
+                chunk,
+                score,
+                keyword.get(chunk.chunk_id, 0.0),
+                dense.get(chunk.chunk_id, 0.0),
+                around.get(chunk.chunk_id, []),
+            )
+            for chunk, score in picked
+        ]
+
+    def _languages(self, chunk_ids: set[str]) -> dict[str, str]:
+        """Each chunk's language, remembered: a chunk id names its text (document, content
+        hash, position), so its language never changes, and a team's catalog is a server
+        round trip away on every search."""
+        missing = chunk_ids - self._language_of.keys()
+        if missing:
+            if len(self._language_of) > LANGUAGES_KEPT:
+                self._language_of.clear()
+            found = self.catalog.chunk_languages(missing)
+            self._language_of.update({cid: found.get(cid, "") for cid in missing})
+        return {cid: lang for cid in chunk_ids if (lang := self._language_of.get(cid, ""))}
 
     def keyword_match(self, query: str, scopes: frozenset[str] | None = None) -> float:
         """How much of ``query`` one chunk contains, in [0, 1]: the IDF-weighted share of
