@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,5 +21,9 @@ def immediate(db: sqlite3.Connection) -> Iterator[None]:
         yield
         db.execute("COMMIT")
     except BaseException:
-        db.execute("ROLLBACK")
+        # A Ctrl-C can land after COMMIT finished but before it returned: then there is
+        # nothing to roll back, and a failing ROLLBACK must not hide the interrupt.
+        if db.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                db.execute("ROLLBACK")
         raise
