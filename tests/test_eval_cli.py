@@ -116,6 +116,7 @@ def test_a_jsonl_set_runs_against_the_knowledge_base_and_counts_what_it_cannot_a
     table = markdown.read_text(encoding="utf-8")
     assert table.startswith("# teamrag eval: q.jsonl")
     assert "| bypassed" not in table  # labels are words, not keys
+    assert "| retrieval hit@5 | 1.0 |" in table and "| retrieval hit@1 |" in table
     assert "answered as smalltalk/tools (no search) | 1 |" in table  # the greeting
     assert "answer contains the expected text | 0.5 |" in table  # 35 days yes, parking no
 

@@ -19,7 +19,7 @@ from bots.evaluation.run import ask_all, ingest_documents
 from bots.evaluation.scoring import Row, row_dict, summarise
 from bots.evaluation.sets import Question, QuestionSetError, load_question_set, sample
 from bots.settings import Settings
-from bots.wiring import build_llms, open_runner
+from bots.wiring import open_runner
 
 out = Console()
 
@@ -85,10 +85,10 @@ def evaluate(
         if question_set.documents:
             root = data_dir or Path(tmp)
             settings = settings.model_copy(update={"data_dir": root / "index"})
-        rows = _evaluate(
+        rows, mode = _evaluate(
             settings, question_set.documents, questions, k, faithfulness, show_rows=not json_out
         )
-    summary = {"file": file.name, "mode": "llm" if build_llms(settings) else "extractive"}
+    summary = {"file": file.name, "mode": mode}
     summary |= summarise(rows, k)
     if json_out:
         rows_out = [row_dict(r) for r in rows]
@@ -110,7 +110,8 @@ def _evaluate(
     faithfulness: bool,
     *,
     show_rows: bool,
-) -> list[Row]:
+) -> tuple[list[Row], str]:
+    """The scored rows, and the mode the runner answered in (llm or extractive)."""
     export_tracing(settings)
     with knowledge_base(settings) as kb:
         if documents:
@@ -129,7 +130,7 @@ def _evaluate(
                 "first, or give a SQuAD file whose paragraphs eval ingests itself"
             )
 
-        async def run() -> list[Row]:
+        async def run() -> tuple[list[Row], str]:
             async with open_runner(settings, kb) as runner:
                 await runner.warm_up()
                 llms = runner.deps.llms
@@ -147,6 +148,9 @@ def _evaluate(
                         if show_rows:
                             _print_row(int(bar.tasks[0].completed), row)
 
-                    return await ask_all(runner, kb, questions, k=k, judge=judge, progress=progress)
+                    rows = await ask_all(
+                        runner, kb, questions, k=k, judge=judge, progress=progress
+                    )
+                return rows, "llm" if llms is not None else "extractive"
 
         return asyncio.run(run())

@@ -10,7 +10,6 @@ from bots.evaluation.scoring import Row
 
 _LABELS = {
     "questions": "questions",
-    "hit@1": "retrieval hit@1",
     "answer_contains": "answer contains the expected text",
     "cited_expected_source": "cited the expected source",
     "not_covered": "answered 'not covered'",
@@ -23,7 +22,9 @@ _LABELS = {
 
 
 def _label(key: str) -> str:
-    return _LABELS.get(key, key.replace("@", " hit@") if key.startswith("hit@") else key)
+    if key.startswith("hit@"):
+        return f"retrieval {key}"
+    return _LABELS.get(key, key)
 
 
 def _mark(flag: bool | None) -> str:
