@@ -7,10 +7,10 @@ prototypes) guess from the message alone, and "명성황후의 이름은?" looks
 
 - the message is a pleasantry: a greeting, thanks, a farewell, laughter, "how are you",
   "who are you?". These answer in one step whatever the documents contain;
-- the documents do not match it: one BM25 lookup (no embedding) finds no chunk containing
-  a fair share of the message's terms, weighted by rarity. A short message addressed to
-  the bot ("what should I call you?") needs a strong match to count as a question for
-  the documents ("너 배포 절차 알아?" has one).
+- the documents do not match it: one pass over the keyword index (no embedding) finds no
+  chunk holding a fair share of the message's distinct terms, weighted by rarity. A
+  short message addressed to the bot ("what should I call you?") needs a strong match
+  to count as a question for the documents ("너 배포 절차 알아?" has one).
 
 Arithmetic goes to the calculator only when the message asks for a computation (nothing
 but an expression and filler words, see :func:`agent.tools.find_expression`), never for
