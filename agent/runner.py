@@ -215,11 +215,13 @@ class Runner:
                 async with self.locks.hold(thread_id):
                     waited = time.perf_counter() - start
                     async with deadline(self.turn_timeout_s):
-                        values = await self._stream(turn, turn_input, queue)
+                        values, earlier = await self._stream(turn, turn_input, queue)
                     final = self._final(values, turn, start, waited)
                     await queue.put(final)
-                    # After the answer is out, still holding the thread: housekeeping.
-                    await self._prune(thread_id)
+                    # After the answer is out, still holding the thread: housekeeping. A
+                    # thread's first turn wrote its only checkpoint: nothing to prune.
+                    if earlier:
+                        await self._prune(thread_id)
             except Exception as exc:  # every turn ends in a Final that says what happened
                 log.exception("turn failed on thread %s", thread_id)
                 if final is None:
@@ -238,10 +240,12 @@ class Runner:
 
     async def _stream(
         self, turn: Turn, turn_input: TurnInput, queue: asyncio.Queue[Event | None]
-    ) -> dict[str, Any]:
-        """Relay the graph's custom events; returns the state the turn ended with."""
+    ) -> tuple[dict[str, Any], bool]:
+        """Relay the graph's custom events; returns the state the turn ended with, and
+        whether the thread had a conversation before this turn (a stored checkpoint)."""
         gate = _DraftGate()
         values: dict[str, Any] = {}
+        earlier: bool | None = None
         stream = self.graph.astream(  # type: ignore[call-overload]
             fresh_turn(turn_input),
             config=self._config(turn),
@@ -252,6 +256,8 @@ class Runner:
         )
         async for mode, chunk in stream:
             if mode == "values":
+                if earlier is None:  # the first: the stored state with this turn's input
+                    earlier = len(chunk.get("messages") or ()) > 1 or bool(chunk.get("summary"))
                 values = chunk
                 continue
             event: dict[str, Any] = chunk
@@ -266,7 +272,7 @@ class Runner:
             elif kind == "judged":
                 for token in gate.judged(bool(event.get("keep"))):
                     await queue.put(token)
-        return values
+        return values, earlier is not False
 
     def _final(self, values: dict[str, Any], turn: Turn, start: float, waited: float) -> Final:
         usage = values.get("usage") or {}

@@ -315,3 +315,35 @@ async def test_a_full_worker_still_takes_over_what_its_own_turns_wait_for(
     assert seen.index("x1") < seen.index("x2") and seen.index("y1") < seen.index("y2")
     for queue in (dead, survivor):
         await queue.link.aclose()
+
+
+@pytest.mark.parametrize("where", ["same worker", "other worker"])
+async def test_a_waiting_job_starts_when_its_threads_previous_job_finishes(
+    redis_link: RedisLink, where: str
+) -> None:
+    """No polling: with the periodic re-check an hour away, only the finished job's bell
+    (rung in-process, or published through Redis to the other worker) can start the next."""
+    first = _worker(redis_link, recheck_s=3600, concurrency=1)
+    second = first if where == "same worker" else _worker(redis_link, recheck_s=3600)
+    if where == "same worker":
+        first.concurrency = 2
+    release = asyncio.Event()
+    seen: list[str] = []
+
+    async def handle(job: Job) -> None:
+        seen.append(job.event_id)
+        if job.event_id == "one":
+            await release.wait()
+
+    async with AsyncExitStack() as stack:
+        await stack.enter_async_context(first.serving(handle))
+        await first.submit(Job("ask", "t", {}, event_id="one"))
+        await until(lambda: seen == ["one"])
+        if second is not first:  # the first worker is full: the second reads the next job
+            await stack.enter_async_context(second.serving(handle))
+        await first.submit(Job("ask", "t", {}, event_id="two"))
+        await until(lambda: "t" in second._bell._waiting)  # asked once, and now waits
+        release.set()
+        await until(lambda: seen == ["one", "two"], timeout=10)
+    for queue in {id(q): q for q in (first, second)}.values():
+        await queue.link.aclose()

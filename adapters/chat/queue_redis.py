@@ -17,8 +17,9 @@ posting a second one beside a "Thinking…" that never ends.
 
 Jobs of one conversation run in the order they were queued, whichever worker
 reads them: each thread has a list of its queued entry ids, and a job waits
-until it is at the head of that list. (The runner's thread lock then keeps a
-second worker out should two ever hold one thread's head.)
+until it is at the head of that list, woken when a job of its thread finishes
+(:mod:`adapters.chat.queue_bell`). (The runner's thread lock then keeps a second
+worker out should two ever hold one thread's head.)
 
 While Redis is unreachable it runs jobs at once through its :class:`LocalTurnQueue`,
 so questions are still answered, only not durably.
@@ -38,6 +39,7 @@ from redis.exceptions import ResponseError
 
 from adapters.chat import queue_scripts as scripts
 from adapters.chat.queue import Handler, Job, LocalTurnQueue, Tasks, answer
+from adapters.chat.queue_bell import ThreadBell
 from agent.shared.link import UNREACHABLE, RedisLink
 
 log = logging.getLogger(__name__)
@@ -59,6 +61,8 @@ class RedisTurnQueue:
     group: str = "workers"
     # Every start is a new consumer name: forget those idle this long with nothing pending.
     forget_after_s: float = 3600.0
+    # A job waiting for its thread looks again this often even if no finish was heard.
+    recheck_s: float = 1.0
     _tasks: Tasks = field(default_factory=Tasks, init=False)
     _local: LocalTurnQueue = field(default_factory=LocalTurnQueue, init=False)
     _slots: asyncio.Semaphore = field(init=False)
@@ -72,6 +76,9 @@ class RedisTurnQueue:
         self._may_run = client.register_script(scripts.MAY_RUN)
         self._heartbeat = client.register_script(scripts.HEARTBEAT)
         self._finish = client.register_script(scripts.FINISH)
+        self._bell = ThreadBell(
+            self.link, self.link.key("queue", self.stream, "finished"), recheck_s=self.recheck_s
+        )
 
     @property
     def _key(self) -> str:
@@ -141,12 +148,14 @@ class RedisTurnQueue:
         async with self._local.serving(handler):
             stop = asyncio.Event()
             reader = asyncio.create_task(self._read_forever(handler, stop))
+            listener = asyncio.create_task(self._bell.listen(stop))
             try:
                 yield
             finally:
-                # It stops after its current read, which blocks for less than the socket
+                # They stop after their current read, which blocks for less than the socket
                 # timeout.
                 await self._stop(reader, stop)
+                await self._stop(listener, stop)
                 # What does not finish in time stays pending: another worker takes it over.
                 await self._tasks.drain(self.drain_s)
 
@@ -296,16 +305,17 @@ class RedisTurnQueue:
 
     async def _wait_for_turn(self, job: Job) -> None:
         """Wait until every earlier job of this thread is done (on whichever worker)."""
-        delay = 0.01
-        while True:
+
+        async def may_run() -> bool:
             try:
-                if await self._may_run(keys=[self._key, self._line(job.thread_id)], args=[job.id]):
-                    return
+                return bool(
+                    await self._may_run(keys=[self._key, self._line(job.thread_id)], args=[job.id])
+                )
             except UNREACHABLE as exc:
                 self.link.failed(exc, "waiting for a thread's turn")
-                return  # the runner's lock still keeps one run at a time per thread
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 0.2)
+                return True  # the runner's lock still keeps one run at a time per thread
+
+        await self._bell.wait_until(job.thread_id, may_run)
 
     async def _keep_claimed(self, job: Job, done: asyncio.Event) -> None:
         while True:
@@ -337,6 +347,7 @@ class RedisTurnQueue:
 
     async def _finish_entry(self, entry_id: str, thread_id: str) -> None:
         await self._finish(
-            keys=[self._key, self._line(thread_id), self._notes(entry_id)],
-            args=[self.group, entry_id],
+            keys=[self._key, self._line(thread_id), self._notes(entry_id), self._bell.channel],
+            args=[self.group, entry_id, thread_id],
         )
+        self._bell.ring(thread_id)  # this worker's waiters need not hear it from Redis

@@ -3,6 +3,7 @@ step in Redis, so no other worker sees the queue half changed.
 
 KEYS[1] is the stream; KEYS[2], where used, the thread's line of queued entry ids;
 KEYS[3], where used, the entry's notes (a hash: what its worker noted while answering).
+KEYS[4], where used, the channel on which a finished job names its thread.
 """
 
 # Queue a job and remember its place in its thread, in one step: a job is never in the
@@ -36,11 +37,13 @@ return 1
 """
 
 # Done: acknowledge, delete, forget its notes and give the thread's next job its turn,
-# in one step.
+# in one step; then say so, so a job waiting for this thread on any worker looks again
+# at once instead of polling.
 FINISH = """
 redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
 redis.call('XDEL', KEYS[1], ARGV[2])
 redis.call('LREM', KEYS[2], 1, ARGV[2])
 redis.call('DEL', KEYS[3])
+if ARGV[3] ~= '' then redis.call('PUBLISH', KEYS[4], ARGV[3]) end
 return 1
 """
