@@ -123,3 +123,30 @@ async def test_asearch_does_not_block_the_event_loop(
     loop_ran.set()  # reached only if the loop is free
     hits = await searching
     assert hits and hits[0].chunk.source.endswith("ops-handbook.pdf")
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "keyword", "dense"])
+def test_searching_several_queries_at_once_finds_what_each_finds_alone(
+    sample_kb: KnowledgeBase, mode: str
+) -> None:
+    """A turn searches its variations together (one read of each store); the hits, their
+    scores and their neighbours must be those of one search per query."""
+    queries = [
+        "When and where is the on-call handover?",
+        "",  # an empty variation finds nothing and takes no one else's place
+        "Postgres 백업은 며칠 동안 보관되나요?",
+        "Which team owns the billing service?",
+    ]
+    options = SearchOptions(k=4, neighbours=1, mode=mode)  # type: ignore[arg-type]
+    together = sample_kb.search_many(queries, options)
+    alone = [sample_kb.search(q, options) for q in queries]
+
+    def shape(hits: list[SearchHit]) -> list[tuple[str, float, list[str]]]:
+        return [
+            (h.chunk.chunk_id, round(h.score, 6), [n.chunk_id for n in h.neighbours])
+            for h in hits
+        ]
+
+    assert [shape(h) for h in together] == [shape(h) for h in alone]
+    assert together[1] == [] and all(together[i] for i in (0, 2, 3))
+    assert together[0][0].chunk.chunk_id != together[3][0].chunk.chunk_id

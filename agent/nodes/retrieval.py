@@ -73,20 +73,20 @@ async def run_task(task: RetrieveTask, kb: KnowledgeBase, name: str) -> dict[str
     fetch = task["k"] + len(exclude) + (3 * task["k"] if filters else 0)
     notes: list[str] = []
 
-    def search(query: str) -> list[SearchHit]:
+    def search(queries: list[str]) -> list[list[SearchHit]]:
         options = SearchOptions(k=fetch, scopes=scopes, neighbours=task["neighbours"])
         try:
-            return kb.search(query, options)
+            return kb.search_many(queries, options)
         except Exception as exc:  # the vector store is down: keyword search still answers
             notes.append(f"vector search unavailable ({exc}); used keyword search only")
             keyword = SearchOptions(
                 k=fetch, scopes=scopes, mode="keyword", neighbours=task["neighbours"]
             )
-            return kb.search(query, keyword)
+            return kb.search_many(queries, keyword)
 
-    # One worker thread runs this task's queries one after another (a few ms each): threads
-    # per query only contend for the GIL. Sub-questions still run side by side (Send).
-    results = await asyncio.to_thread(lambda: [search(q) for q in task["queries"]])
+    # The task's queries in one search: one embedding batch and one read of each store
+    # for all of them, in one worker thread. Sub-questions still run side by side (Send).
+    results = await asyncio.to_thread(search, list(task["queries"]))
     items: dict[str, PoolItem] = {}
     for hits in results:
         matching = [h for h in hits if _matches(h, filters)] if filters else hits

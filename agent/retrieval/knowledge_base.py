@@ -13,6 +13,7 @@ import asyncio
 import re
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -139,62 +140,90 @@ class KnowledgeBase:
 
     # -- search ---------------------------------------------------------------
     def search(self, query: str, options: SearchOptions | None = None) -> list[SearchHit]:
+        return self.search_many([query], options)[0]
+
+    def search_many(
+        self, queries: Sequence[str], options: SearchOptions | None = None
+    ) -> list[list[SearchHit]]:
+        """:meth:`search` for each query, reading the stores once for all of them: a
+        turn searches its question's variations together, and with a team's Chroma
+        server and Postgres catalog each read is a round trip (five per query before)."""
         opts = options or SearchOptions()
-        query = query.strip()
-        if not query:
-            return []
+        texts = [q.strip() for q in queries]
+        asked = [i for i, text in enumerate(texts) if text]
+        results: list[list[SearchHit]] = [[] for _ in texts]
+        if not asked:
+            return results
         pool = max(CANDIDATES, opts.k)
-        keyword: dict[str, float] = {}
-        dense: dict[str, float] = {}
-        idf_sum = 0.0
+        keyword: dict[int, dict[str, float]] = {i: {} for i in asked}
+        dense: dict[int, dict[str, float]] = {i: {} for i in asked}
+        idf_sums = dict.fromkeys(asked, 0.0)
         if opts.mode in ("hybrid", "keyword"):
             index = self.keyword_index()
-            terms = self.catalog.term_ids(tokenize(query))
-            keyword = dict(index.search(terms, pool, opts.scopes))
-            idf_sum = index.query_idf_sum(terms)
+            tokens = {i: tokenize(texts[i]) for i in asked}
+            ids = iter(self.catalog.term_ids([t for i in asked for t in tokens[i]]))
+            for i in asked:
+                terms = [next(ids) for _ in tokens[i]]
+                keyword[i] = dict(index.search(terms, pool, opts.scopes))
+                idf_sums[i] = index.query_idf_sum(terms)
         if opts.mode in ("hybrid", "dense"):
-            vector = self.embedder.embed_query(query)
-            dense = dict(self.vectors.query(vector, pool, opts.scopes))
-        if opts.mode == "keyword":
-            ranked = list(keyword.items())
-        elif opts.mode == "dense":
-            ranked = list(dense.items())
-        else:
-            # Chunk languages let the fusion keep other-language answers for cross-language
-            # questions in a mixed Korean/English index (fusion.py).
-            ranked = fuse(
-                keyword,
-                dense,
-                query_idf_sum=idf_sum,
-                query_language=detect_language(query),
-                languages=self._languages(keyword.keys() | dense.keys()),
-            )
-        # Over-fetch: vectors of a version the catalog no longer lists are skipped here.
-        top = ranked[: opts.k * 2 + 10]
-        chunks = self.catalog.chunks(cid for cid, _ in top)
+            vectors = self.embedder.embed_queries([texts[i] for i in asked])
+            for i, found in zip(asked, self.vectors.query_many(vectors, pool, opts.scopes),
+                                strict=True):  # fmt: skip
+                dense[i] = dict(found)
+        ranked: dict[int, list[tuple[str, float]]] = {}
+        for i in asked:
+            if opts.mode == "keyword":
+                ranked[i] = list(keyword[i].items())
+            elif opts.mode == "dense":
+                ranked[i] = list(dense[i].items())
+            else:
+                # Chunk languages let the fusion keep other-language answers for
+                # cross-language questions in a mixed Korean/English index (fusion.py).
+                ranked[i] = fuse(
+                    keyword[i],
+                    dense[i],
+                    query_idf_sum=idf_sums[i],
+                    query_language=detect_language(texts[i]),
+                    languages=self._languages(keyword[i].keys() | dense[i].keys()),
+                )
+            # Over-fetch: vectors of a version the catalog no longer lists are skipped below.
+            ranked[i] = ranked[i][: opts.k * 2 + 10]
+        chunks = self.catalog.chunks({cid for i in asked for cid, _ in ranked[i]})
+        picked = {i: self._pick(ranked[i], chunks, opts) for i in asked}
+        unique = {c.chunk_id: c for i in asked for c, _ in picked[i]}
+        around = (
+            self.catalog.neighbours_of(list(unique.values()), opts.neighbours)
+            if opts.neighbours
+            else {}
+        )
+        for i in asked:
+            results[i] = [
+                SearchHit(
+                    chunk,
+                    score,
+                    keyword[i].get(chunk.chunk_id, 0.0),
+                    dense[i].get(chunk.chunk_id, 0.0),
+                    around.get(chunk.chunk_id, []),
+                )
+                for chunk, score in picked[i]
+            ]
+        return results
+
+    @staticmethod
+    def _pick(
+        ranked: list[tuple[str, float]], chunks: dict[str, Chunk], opts: SearchOptions
+    ) -> list[tuple[Chunk, float]]:
+        """The first ``opts.k`` ranked chunks the catalog still lists, within the scopes."""
         picked: list[tuple[Chunk, float]] = []
-        for cid, score in top:
+        for cid, score in ranked:
             chunk = chunks.get(cid)
             if chunk is None or (opts.scopes is not None and chunk.scope not in opts.scopes):
                 continue
             picked.append((chunk, score))
             if len(picked) == opts.k:
                 break
-        around = (
-            self.catalog.neighbours_of([c for c, _ in picked], opts.neighbours)
-            if opts.neighbours
-            else {}
-        )
-        return [
-            SearchHit(
-                chunk,
-                score,
-                keyword.get(chunk.chunk_id, 0.0),
-                dense.get(chunk.chunk_id, 0.0),
-                around.get(chunk.chunk_id, []),
-            )
-            for chunk, score in picked
-        ]
+        return picked
 
     def _languages(self, chunk_ids: set[str]) -> dict[str, str]:
         """Each chunk's language, remembered: a chunk id names its text (document, content

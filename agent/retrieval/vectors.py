@@ -107,20 +107,29 @@ class VectorStore:
         self, vector: Vectors, k: int, scopes: frozenset[str] | None = None
     ) -> list[tuple[str, float]]:
         """Top ``k`` chunks by cosine similarity, within ``scopes`` when given."""
-        if k <= 0:
-            return []
+        return self.query_many(vector.reshape(1, -1), k, scopes)[0]
+
+    def query_many(
+        self, vectors: Vectors, k: int, scopes: frozenset[str] | None = None
+    ) -> list[list[tuple[str, float]]]:
+        """:meth:`query` for each row of ``vectors``, in one request to the store (a
+        turn's search variations: one round trip to a Chroma server, not one each)."""
+        if k <= 0 or len(vectors) == 0:
+            return [[] for _ in range(len(vectors))]
         where: dict[str, Any] | None = None
         if scopes is not None:
             where = {"scope": {"$in": sorted(scopes)}}
         try:
             result = self._collection.query(
-                query_embeddings=[vector.tolist()],
+                query_embeddings=vectors.tolist(),
                 n_results=k,
                 where=where,
                 include=["distances"],
             )
         except Exception as exc:
             raise self._error("search failed", exc) from exc
-        ids = result["ids"][0]
-        distances = (result.get("distances") or [[]])[0]
-        return [(cid, 1.0 - float(d)) for cid, d in zip(ids, distances, strict=True)]
+        distances = result.get("distances") or [[] for _ in result["ids"]]
+        return [
+            [(cid, 1.0 - float(d)) for cid, d in zip(ids, row, strict=True)]
+            for ids, row in zip(result["ids"], distances, strict=True)
+        ]
