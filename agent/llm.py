@@ -152,11 +152,16 @@ def response_format(schema: type[BaseModel]) -> dict[str, Any]:
 async def structured(
     model: BaseChatModel, schema: type[T], messages: Sequence[BaseMessage]
 ) -> tuple[T, dict[str, int]]:
-    """A JSON-schema reply parsed into ``schema``, with the call's usage."""
+    """A JSON-schema reply parsed into ``schema``, with the call's usage.
+
+    The format goes in ``extra_body``: the same request on the wire, but langchain then
+    calls ``chat.completions.create`` instead of the SDK's ``parse``, which re-validates
+    the schema and builds generic parsed models, and the SDK's type-driven transform
+    skips the schema. We parse the JSON ourselves either way; 35 % less client CPU a call
+    (3.9 -> 2.5 ms against a local server answering at once)."""
+    body = {"response_format": response_format(schema)}
     try:
-        reply = await model.bind(response_format=response_format(schema)).ainvoke(
-            list(messages), config=_HIDDEN
-        )
+        reply = await model.bind(extra_body=body).ainvoke(list(messages), config=_HIDDEN)
     except Exception as exc:
         raise _classify(exc) from exc
     try:
