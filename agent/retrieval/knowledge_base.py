@@ -20,6 +20,7 @@ from typing import Literal
 from agent.language import detect_language
 from agent.retrieval.catalog import Catalog
 from agent.retrieval.catalog_postgres import PostgresCatalog
+from agent.retrieval.catalog_protocol import DocumentCatalog
 from agent.retrieval.chunking import ChunkingConfig
 from agent.retrieval.embeddings import Embedder
 from agent.retrieval.fusion import fuse
@@ -34,10 +35,6 @@ CANDIDATES = 50
 # Chunk languages remembered per process (about 100 bytes each); past this, start over.
 LANGUAGES_KEPT = 200_000
 KEYWORD_REFRESH_S = 10.0
-
-# The document catalog: a SQLite file in the data folder (embedded), or a Postgres
-# schema shared by every host (DATABASE_URL); the same methods either way.
-AnyCatalog = Catalog | PostgresCatalog
 
 
 def collection_name(embedder_name: str) -> str:
@@ -60,13 +57,15 @@ class KnowledgeBase:
         embedder: Embedder,
         vectors: VectorStore,
         chunking: ChunkingConfig | None = None,
-        catalog: AnyCatalog | None = None,
+        catalog: DocumentCatalog | None = None,
     ) -> None:
         self.data_dir = data_dir
         self.embedder = embedder
         self.vectors = vectors
         self.chunking = chunking or ChunkingConfig()
-        self.catalog: AnyCatalog = catalog or Catalog(data_dir / "catalog.sqlite3")
+        # A SQLite file in the data folder (embedded), or a Postgres schema shared by every
+        # host (DATABASE_URL): one interface either way.
+        self.catalog: DocumentCatalog = catalog or Catalog(data_dir / "catalog.sqlite3")
         self._live: LiveKeywordIndex | None = None
         self._keyword_dir = data_dir / "keyword"
         self._keyword: KeywordIndex | None = None
