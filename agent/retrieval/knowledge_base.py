@@ -10,6 +10,7 @@ the two. Everything here is synchronous and CPU bound; async callers use
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 import threading
 import time
@@ -29,6 +30,8 @@ from agent.retrieval.keyword_live import LiveKeywordIndex
 from agent.retrieval.tokenizer import TOKENIZER_VERSION, tokenize
 from agent.retrieval.types import Chunk, SearchHit
 from agent.retrieval.vectors import VectorStore
+
+log = logging.getLogger(__name__)
 
 SearchMode = Literal["hybrid", "dense", "keyword"]
 CANDIDATES = 50
@@ -128,9 +131,14 @@ class KnowledgeBase:
                 generation, rows = catalog.keyword_snapshot()
                 self._live = LiveKeywordIndex(rows, generation)
             else:
-                generation, removed, added = catalog.keyword_changes(self._live.generation)
-                if generation != self._live.generation:
-                    self._live.apply(removed, added, generation)
+                changes = catalog.keyword_changes(self._live.generation)
+                if changes is None:  # too far behind: the removals it missed were pruned
+                    log.info("the keyword index fell behind the catalog's kept changes; "
+                             "reloading it")  # fmt: skip
+                    generation, rows = catalog.keyword_snapshot()
+                    self._live = LiveKeywordIndex(rows, generation)
+                elif changes[0] != self._live.generation:
+                    self._live.apply(changes[1], changes[2], changes[0])
             return self._live
 
     def refresh_keyword_index(self) -> None:
