@@ -35,7 +35,7 @@ from agent.sources.base import (
     validate_name,
 )
 from agent.sources.locks import SyncLock
-from agent.sources.store import SourceExistsError, SourceState
+from agent.sources.store import SourceExistsError, SourceState, SourceStoreError
 from agent.sources.sync import SourceSync, SyncOutcome
 from bots.chat_sources import CHAT_KINDS
 from bots.common import err, fail, knowledge_base, settings_or_exit
@@ -59,6 +59,8 @@ def _sync_engine(settings: Settings) -> Iterator[SourceSync]:
     try:
         with knowledge_base(settings) as kb, open_source_sync(settings, kb, link) as sync:
             yield sync
+    except SourceStoreError as exc:
+        raise fail(str(exc)) from None
     finally:
         if link is not None:
             link.sync_client.close()  # the asyncio client never connected in a command
