@@ -40,12 +40,14 @@ def source_sync(
     registry: KindRegistry | None = None,
     forget: Forget | None = None,
     clock: Clock | None = None,
+    store: SourceStore | None = None,
 ) -> Iterator[SourceSync]:
-    store = SqliteSourceStore(kb.data_dir / "catalog.sqlite3")
+    """The sync engine on ``store`` (default: the data folder's file, closed at the end)."""
+    sources = store or SqliteSourceStore(kb.data_dir / "catalog.sqlite3")
     try:
         yield SourceSync(
             kb,
-            store,
+            sources,
             registry or default_registry(),
             env=env or {},
             work_dir=tmp / "work",
@@ -53,7 +55,8 @@ def source_sync(
             clock=clock or Clock(),
         )
     finally:
-        store.close()
+        if store is None:
+            sources.close()
 
 
 def add(
