@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint install clean bench-retrieval bench-scale bench-agent bench-slack bench-team bench-discord bench-http bench-sync
+.PHONY: demo test lint install clean bench-retrieval bench-scale bench-agent bench-slack bench-team bench-discord bench-http bench-sync bench-keyword-live
 
 $(BIN)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "teamrag needs Python 3.11 or newer; set PYTHON=python3.11")'
@@ -51,6 +51,9 @@ bench-http: $(BIN)/.installed
 
 bench-sync: $(BIN)/.installed
 	$(BIN)/python benchmarks/sync.py
+
+bench-keyword-live: $(BIN)/.installed
+	$(BIN)/python benchmarks/keyword_live.py
 
 clean:
 	rm -rf $(VENV) .teamrag .pytest_cache .mypy_cache .ruff_cache

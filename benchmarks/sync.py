@@ -31,7 +31,7 @@ sys.path.insert(0, str(REPO))
 from agent.retrieval.ingest import Status  # noqa: E402
 from agent.sources.base import SourceSpec  # noqa: E402
 from agent.sources.registry import default_registry  # noqa: E402
-from agent.sources.store import SourceStore  # noqa: E402
+from agent.sources.store import SqliteSourceStore  # noqa: E402
 from agent.sources.sync import SourceSync, SyncOutcome  # noqa: E402
 from bots.settings import Settings  # noqa: E402
 from bots.wiring import build_knowledge_base  # noqa: E402
@@ -67,7 +67,7 @@ def main() -> None:
             data = Path(folder)
             settings = Settings(data_dir=data, _env_file=None)  # type: ignore[call-arg]
             kb = build_knowledge_base(settings)
-            store = SourceStore(data / "catalog.sqlite3")
+            store = SqliteSourceStore(data / "catalog.sqlite3")
             sync = SourceSync(
                 kb, store, default_registry(), env=os.environ, work_dir=data / "sources"
             )

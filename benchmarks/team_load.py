@@ -44,6 +44,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+import psycopg  # noqa: E402
 import redis  # noqa: E402
 
 from agent.retrieval.embeddings import UniversalSentenceEncoder  # noqa: E402
@@ -79,7 +80,8 @@ def script(llm: FakeOpenAI) -> None:
 
 # Thread memory in Postgres outlives a run: ids no earlier run used keep old history out.
 INVOCATION = uuid.uuid4().hex[:6].upper()
-# The shared catalog of this invocation, when Postgres is there (left for inspection).
+# The shared catalog of this invocation, when Postgres is there; dropped at the end
+# unless --keep.
 CATALOG_SCHEMA = f"bench_team_{INVOCATION.lower()}"
 
 
@@ -395,6 +397,14 @@ def markdown(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def drop_catalog_schema() -> None:
+    """The run's catalog schema leaves Postgres with the run (each run makes a new one)."""
+    url = reachable_postgres()
+    if url is not None:
+        with psycopg.connect(url, autocommit=True) as db:
+            db.execute(f"DROP SCHEMA IF EXISTS {CATALOG_SCHEMA} CASCADE")
+
+
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     # A killed worker leaves the fakes writing to closed sockets; aiohttp logs each one.
     logging.getLogger("aiohttp.server").setLevel(logging.CRITICAL)
@@ -412,9 +422,11 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         slack.stop()
         llm.stop()
         if args.keep:
-            print(f"kept {folder} (worker logs in workers-*/)", file=sys.stderr)
+            print(f"kept {folder} (worker logs in workers-*/) and Postgres schema "
+                  f"{CATALOG_SCHEMA}", file=sys.stderr)  # fmt: skip
         else:
             shutil.rmtree(folder, ignore_errors=True)
+            drop_catalog_schema()
     return {
         **header,
         "thread_memory": "postgres" if reachable_postgres() else "sqlite",
@@ -439,7 +451,9 @@ def main() -> None:
     parser.add_argument("--kill-after", type=float, default=4.0, help="seconds into the load")
     parser.add_argument("--timeout", type=float, default=180.0, help="for every turn answered")
     parser.add_argument("--runs", default="steady,kill", help="steady, kill or both")
-    parser.add_argument("--keep", action="store_true", help="keep the folder and worker logs")
+    parser.add_argument(
+        "--keep", action="store_true", help="keep the folder, worker logs and catalog schema"
+    )
     parser.add_argument(
         "--json-out", type=Path, default=REPO / "benchmarks" / "results" / "team_load.json"
     )

@@ -25,6 +25,8 @@ from agent.retrieval.catalog import CatalogError
 from agent.retrieval.embeddings import EmbeddingError
 from agent.retrieval.knowledge_base import KnowledgeBase, SearchMode
 from agent.retrieval.vectors import VectorStoreError
+from agent.sources.store import local_sources
+from agent.sources.store_postgres import has_sources
 from bots.settings import Settings, SettingsError, load_settings
 from bots.wiring import build_knowledge_base
 
@@ -63,6 +65,7 @@ def knowledge_base(settings: Settings) -> Iterator[KnowledgeBase]:
             "set TEAMRAG_DATA_DIR to a folder you can write to"
         ) from None
     _warn_of_stranded_documents(settings, kb)
+    _warn_of_stranded_sources(settings)
     try:
         yield kb
     except (VectorStoreError, EmbeddingError) as exc:
@@ -92,6 +95,27 @@ def _warn_of_stranded_documents(settings: Settings, kb: KnowledgeBase) -> None:
             highlight=False,
             soft_wrap=True,
         )
+
+
+def _warn_of_stranded_sources(settings: Settings) -> None:
+    """With DATABASE_URL the sources live in Postgres too. A data folder from before lists
+    its sources in ``catalog.sqlite3``, which no scheduler reads any more: say so, and
+    which command copies them over, instead of letting them silently stop syncing."""
+    local = settings.data_dir / "catalog.sqlite3"
+    if not settings.database_url or not local.exists():
+        return
+    stranded = local_sources(local)
+    if not stranded or has_sources(settings.database_url, settings.catalog_schema):
+        return
+    names = ", ".join(s.name for s in stranded[:5]) + (", ..." if len(stranded) > 5 else "")
+    err.print(
+        f"[yellow]warning:[/yellow] the shared sources (DATABASE_URL, schema "
+        f"{settings.catalog_schema}) are empty, but {local} lists {len(stranded)} sources "
+        f"({names}) added before the sources moved to Postgres; run `teamrag sources "
+        "import-local` once to copy them (each is then loaded in full at its next sync).",
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 def export_tracing(settings: Settings) -> None:

@@ -136,6 +136,7 @@ def _stores(settings: Settings) -> str:
     local: list[str] = []
     for name, on_server in (
         ("documents and keyword index (Postgres)", bool(settings.database_url)),
+        ("sources and their sync state (Postgres)", bool(settings.database_url)),
         ("thread memory (Postgres)", bool(settings.database_url)),
         ("vectors (Chroma server)", bool(settings.chroma_url)),
         ("locks, caches, queue (Redis)", bool(settings.redis_url)),

@@ -4,6 +4,7 @@ keeps in sync with, from the terminal."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import threading
 import time
@@ -35,12 +36,12 @@ from agent.sources.base import (
     validate_name,
 )
 from agent.sources.locks import SyncLock
-from agent.sources.store import SourceExistsError, SourceState
+from agent.sources.store import SourceExistsError, SourceState, SourceStoreError, local_sources
 from agent.sources.sync import SourceSync, SyncOutcome
 from bots.chat_sources import CHAT_KINDS
 from bots.common import err, fail, knowledge_base, settings_or_exit
 from bots.settings import Settings
-from bots.sources_wiring import open_source_sync, sync_lock
+from bots.sources_wiring import open_source_store, open_source_sync, sync_lock
 
 sources_app = typer.Typer(
     help="The places your documents live (websites, Git, wikis, drives), kept in sync.",
@@ -59,6 +60,8 @@ def _sync_engine(settings: Settings) -> Iterator[SourceSync]:
     try:
         with knowledge_base(settings) as kb, open_source_sync(settings, kb, link) as sync:
             yield sync
+    except SourceStoreError as exc:
+        raise fail(str(exc)) from None
     finally:
         if link is not None:
             link.sync_client.close()  # the asyncio client never connected in a command
@@ -207,6 +210,47 @@ def remove(name: Annotated[str, typer.Argument(help="The source to remove.")]) -
             raise fail(f"no source named {name!r}; `teamrag sources list` shows them", 2)
         report = sync.remove(name)
     out.print(f"Removed source {name} and its {len(report.results)} documents.", highlight=False)
+
+
+@sources_app.command("import-local")
+def import_local() -> None:
+    """Copy the sources this host's data folder lists into the shared store (DATABASE_URL);
+    each is loaded in full at its next sync."""
+    settings = settings_or_exit()
+    if not settings.database_url:
+        raise fail(
+            "the sources already live in this data folder; set DATABASE_URL to copy them to "
+            "the shared Postgres",
+            2,
+        )
+    local = settings.data_dir / "catalog.sqlite3"
+    specs = local_sources(local)
+    if not specs:
+        out.print(f"No sources in {local}: nothing to copy.", highlight=False)
+        return
+    copied: list[str] = []
+    try:
+        shared = open_source_store(settings)
+    except SourceStoreError as exc:
+        raise fail(str(exc)) from None
+    try:
+        for spec in specs:
+            # A fresh state, not the local checkpoint: the shared catalog does not hold
+            # these documents yet, so the first sync must load them all.
+            with contextlib.suppress(SourceExistsError):
+                shared.add(spec)
+                copied.append(spec.name)
+    finally:
+        shared.close()
+    out.print(
+        f"Copied {len(copied)} sources to Postgres (schema {settings.catalog_schema})"
+        + (f": {', '.join(copied)}" if copied else "")
+        + ". Each is loaded in full at its next sync (`teamrag sync` to do it now); "
+        f"{local} is left as it was.",
+        highlight=False,
+    )
+    for name in sorted({s.name for s in specs} - set(copied)):
+        err.print(f"[yellow]skipped:[/yellow] the shared store has a source named {name}")
 
 
 BUSY_EXIT = 75  # EX_TEMPFAIL: nothing failed, but a source was being synced elsewhere

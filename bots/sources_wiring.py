@@ -11,16 +11,17 @@ import asyncio
 import contextlib
 import logging
 import os
-import sqlite3
 from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 
 from agent.retrieval.knowledge_base import KnowledgeBase
 from agent.shared.link import RedisLink
+from agent.sources import store, store_postgres
 from agent.sources.locks import FileSyncLock, RedisSyncLock, SyncLock
+from agent.sources.locks_postgres import PostgresSyncLock
 from agent.sources.registry import KindRegistry, default_registry
 from agent.sources.scheduler import SourceScheduler
-from agent.sources.store import SourceStore
+from agent.sources.store import SourceStore, SqliteSourceStore
+from agent.sources.store_postgres import PostgresSourceStore
 from agent.sources.sync import SourceSync
 from bots.settings import Settings
 from bots.shared_state import answer_cache
@@ -40,13 +41,28 @@ def build_registry(settings: Settings) -> KindRegistry:
     return registry
 
 
+def open_source_store(settings: Settings) -> SourceStore:
+    """Where the sources live: with DATABASE_URL beside the shared catalog in Postgres,
+    so every host schedules the same ones; else in the data folder's catalog file."""
+    if settings.database_url:
+        return PostgresSourceStore(settings.database_url, settings.catalog_schema)
+    return SqliteSourceStore(settings.data_dir / "catalog.sqlite3")
+
+
+def has_sources(settings: Settings) -> bool:
+    """Whether any source was added, creating nothing (see :func:`open_source_store`)."""
+    if settings.database_url:
+        return store_postgres.has_sources(settings.database_url, settings.catalog_schema)
+    return store.has_sources(settings.data_dir / "catalog.sqlite3")
+
+
 @contextlib.contextmanager
 def open_source_sync(
     settings: Settings, kb: KnowledgeBase, link: RedisLink | None = None
 ) -> Iterator[SourceSync]:
     """The sync engine; changed and deleted documents leave the answer caches (the
     process's SQLite cache file, and Redis's when ``link`` is given)."""
-    store = SourceStore(kb.data_dir / "catalog.sqlite3")
+    sources = open_source_store(settings)
     cache, cache_file = answer_cache(settings, agent_config(settings), link)
 
     def forget(doc_ids: list[str]) -> None:
@@ -57,7 +73,7 @@ def open_source_sync(
     try:
         yield SourceSync(
             kb,
-            store,
+            sources,
             build_registry(settings),
             env=os.environ,
             work_dir=settings.data_dir / "sources",
@@ -65,25 +81,17 @@ def open_source_sync(
         )
     finally:
         cache_file.close()
-        store.close()
+        sources.close()
 
 
 def sync_lock(settings: Settings, link: RedisLink | None) -> SyncLock:
+    """One sync of a source at a time among the processes that share its store: every
+    host (a Postgres advisory lock) when the sources are in Postgres; with Redis, every
+    worker that shares it; else the processes sharing this data folder (a file lock)."""
+    if settings.database_url:
+        return PostgresSyncLock(settings.database_url, settings.catalog_schema)
     local = FileSyncLock(settings.data_dir / "locks")
     return local if link is None else RedisSyncLock(link, local)
-
-
-def has_sources(catalog: Path) -> bool:
-    """Whether any source was added, without creating or writing anything: a process
-    without sources never opens the sources tables (nor waits on their lock)."""
-    if not catalog.exists():
-        return False
-    try:
-        with contextlib.closing(sqlite3.connect(catalog, timeout=1.0)) as db:
-            return db.execute("SELECT 1 FROM sources LIMIT 1").fetchone() is not None
-    except sqlite3.OperationalError as exc:
-        # No table yet: no source. Anything else (locked, say): let the store tell.
-        return "no such table" not in str(exc)
 
 
 async def _schedule(
@@ -96,8 +104,7 @@ async def _schedule(
     """Wait (cheaply) until a source exists, then run the scheduler until ``stop``. Every
     blocking step runs on a thread: the bot's event loop never waits on the catalog."""
     try:
-        catalog = kb.data_dir / "catalog.sqlite3"
-        while not await asyncio.to_thread(has_sources, catalog):
+        while not await asyncio.to_thread(has_sources, settings):
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), idle_poll_s)
             if stop.is_set():

@@ -12,8 +12,12 @@ from agent.retrieval.embeddings import UniversalSentenceEncoder
 from agent.retrieval.ingest import Ingestor
 from agent.retrieval.knowledge_base import KnowledgeBase, collection_name
 from agent.retrieval.vectors import VectorStore
+from agent.sources.store import SourceStore, SqliteSourceStore
+from agent.sources.store_postgres import PostgresSourceStore
 from tests.fakes.openai_server import FakeOpenAI
+from tests.postgres_support import own_schema, postgres_or_skip
 from tests.redis_support import redis_link, redis_server, redis_url  # noqa: F401 (fixtures)
+from tests.sources_support import OpenStore
 
 # Tests never trace to LangSmith, whatever the shell says (a developer's LANGSMITH_TRACING
 # would send every test's turns out); tests/test_tracing.py switches it on against a fake.
@@ -76,3 +80,34 @@ def fake_llm(fake_llm_server: FakeOpenAI) -> FakeOpenAI:
     fake_llm_server.reset()
     fake_llm_server.latency_s = 0.0
     return fake_llm_server
+
+
+@pytest.fixture
+def postgres_schema() -> Iterator[tuple[str, str]]:
+    """``(url, schema)``: the test Postgres and a schema of this test's own, dropped
+    afterwards; skipped, saying why, when no Postgres answers."""
+    url = postgres_or_skip()
+    with own_schema() as schema:
+        yield url, schema
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def open_source_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[OpenStore]:
+    """Opens the sources store of one backend; each call is another process or host on
+    the same store (the data folder's catalog file, or one Postgres schema)."""
+    opened: list[SourceStore] = []
+    if request.param == "postgres":
+        url, schema = request.getfixturevalue("postgres_schema")
+
+        def open_store() -> SourceStore:
+            opened.append(PostgresSourceStore(url, schema))
+            return opened[-1]
+    else:
+
+        def open_store() -> SourceStore:
+            opened.append(SqliteSourceStore(tmp_path / "data" / "catalog.sqlite3"))
+            return opened[-1]
+
+    yield open_store
+    for store in opened:
+        store.close()

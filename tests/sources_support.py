@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -11,8 +11,11 @@ from agent.retrieval.ingest import Status
 from agent.retrieval.knowledge_base import KnowledgeBase, SearchOptions
 from agent.sources.base import SourceSpec
 from agent.sources.registry import KindRegistry, default_registry
-from agent.sources.store import SourceStore
+from agent.sources.store import SourceStore, SqliteSourceStore
 from agent.sources.sync import Forget, SourceSync, SyncOutcome
+
+OpenStore = Callable[[], SourceStore]
+"""Opens a sources store; each call is another process or host on the same store."""
 
 
 class Clock:
@@ -37,12 +40,14 @@ def source_sync(
     registry: KindRegistry | None = None,
     forget: Forget | None = None,
     clock: Clock | None = None,
+    store: SourceStore | None = None,
 ) -> Iterator[SourceSync]:
-    store = SourceStore(kb.data_dir / "catalog.sqlite3")
+    """The sync engine on ``store`` (default: the data folder's file, closed at the end)."""
+    sources = store or SqliteSourceStore(kb.data_dir / "catalog.sqlite3")
     try:
         yield SourceSync(
             kb,
-            store,
+            sources,
             registry or default_registry(),
             env=env or {},
             work_dir=tmp / "work",
@@ -50,7 +55,8 @@ def source_sync(
             clock=clock or Clock(),
         )
     finally:
-        store.close()
+        if store is None:
+            sources.close()
 
 
 def add(

@@ -107,6 +107,12 @@ def _record(doc: str, n: int) -> DocumentRecord:
     return DocumentRecord(doc, f"/docs/{doc}.md", "public", doc, "h", n, "p", 0.0)
 
 
+def follow(index: LiveKeywordIndex, catalog: PostgresCatalog) -> None:
+    changes = catalog.keyword_changes(index.generation)
+    assert changes is not None, "the follower fell behind the kept removals"
+    index.apply(changes[1], changes[2], changes[0])
+
+
 @needs_postgres
 def test_two_hosts_ingesting_at_once_lose_nothing(schema: str) -> None:
     hosts = [PostgresCatalog(PG_URL, schema) for _ in range(3)]
@@ -123,12 +129,10 @@ def test_two_hosts_ingesting_at_once_lose_nothing(schema: str) -> None:
     for w in writers:
         w.start()
     while any(w.is_alive() for w in writers):  # follow the changes while they are written
-        generation, removed, added = hosts[2].keyword_changes(follower.generation)
-        follower.apply(removed, added, generation)
+        follow(follower, hosts[2])
     for w in writers:
         w.join()
-    generation, removed, added = hosts[2].keyword_changes(follower.generation)
-    follower.apply(removed, added, generation)
+    follow(follower, hosts[2])
     assert len(follower) == 80 and hosts[2].chunk_count() == 80
     terms = hosts[2].term_ids(["a17", "b39"])
     assert {cid for cid, _ in follower.search(terms, 5)} == {"a17-0", "b39-0"}
@@ -221,3 +225,81 @@ def test_a_data_folder_from_before_the_shared_catalog_is_pointed_out(
     assert "run `teamrag ingest` on their folders" in before
     run(shared, "ingest", str(docs))
     assert "ingested before the catalog moved" not in run(shared, "status").stderr
+
+
+def _removed_records(schema: str) -> int:
+    with psycopg.connect(PG_URL) as db:
+        row = db.execute(f"SELECT count(*) FROM {schema}.removed_chunks").fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+@needs_postgres
+def test_a_host_behind_the_pruned_removals_reloads_its_keyword_index(
+    tmp_path: Path, schema: str, embedder: UniversalSentenceEncoder
+) -> None:
+    """Within the kept window a removal is followed incrementally; a host whose index is
+    older than the pruned point reloads the whole index instead of keeping a chunk that
+    is gone (its removal can no longer be read)."""
+    writer = PostgresCatalog(PG_URL, schema)
+    for doc in ("alpha", "beta", "gamma"):
+        writer.replace_document(_record(doc, 1), [_chunk(doc, 0, doc)], [[doc, "shared"]])
+    vectors = VectorStore.embedded(tmp_path / "chroma", collection_name(embedder.name))
+    host = PostgresCatalog(PG_URL, schema)
+    kb = KnowledgeBase(tmp_path / "host", embedder, vectors, catalog=host)
+    try:
+        first = kb.keyword_index()
+        writer.remove_document("alpha")
+        assert writer.prune_removed() == 0  # younger than a day: kept
+        assert kb.keyword_index() is first and len(first) == 2  # followed, not reloaded
+
+        behind = first.generation
+        writer.remove_document("beta")
+        writer.replace_document(_record("delta", 1), [_chunk("delta", 0, "d")], [["shared"]])
+        assert writer.prune_removed(older_than_s=0) == 2  # alpha's and beta's records
+        assert host.keyword_changes(behind) is None
+
+        reloaded = kb.keyword_index()
+        assert reloaded is not first
+        terms = host.term_ids(["beta", "shared"])
+        assert {cid for cid, _ in reloaded.search(terms, 10)} == {"gamma-0", "delta-0"}
+        assert len(reloaded) == host.chunk_count() == 2
+        changes = host.keyword_changes(reloaded.generation)  # caught up: incremental again
+        assert changes == (reloaded.generation, [], [])
+    finally:
+        kb.close()
+        writer.close()
+
+
+@needs_postgres
+def test_writers_prune_removed_chunk_records_older_than_the_window(schema: str) -> None:
+    writer = PostgresCatalog(PG_URL, schema, keep_removed_s=0, prune_every_s=0)
+    reader = PostgresCatalog(PG_URL, schema)
+    try:
+        writer.replace_document(_record("a", 1), [_chunk("a", 0, "one")], [["one"]])
+        start = reader.generation
+        writer.replace_document(_record("a", 1), [_chunk("a", 1, "two")], [["two"]])
+        # The replaced chunk's record went with the next prune, right after its commit.
+        assert _removed_records(schema) == 0
+        assert reader.keyword_changes(start) is None
+        now = reader.generation
+        writer.replace_document(_record("b", 1), [_chunk("b", 0, "three")], [["three"]])
+        changes = reader.keyword_changes(now)
+        assert changes is not None and [r.chunk_id for r in changes[2]] == ["b-0"]
+    finally:
+        writer.close()
+        reader.close()
+
+
+@needs_postgres
+def test_a_catalog_from_before_pruning_keeps_its_removed_records_a_day(schema: str) -> None:
+    with psycopg.connect(PG_URL, autocommit=True) as db:
+        db.execute(f"CREATE SCHEMA {schema}")
+        db.execute(f"CREATE TABLE {schema}.removed_chunks (gen BIGINT NOT NULL, chunk_id TEXT)")
+        db.execute(f"INSERT INTO {schema}.removed_chunks VALUES (1, 'old-0')")
+    catalog = PostgresCatalog(PG_URL, schema)
+    try:
+        assert catalog.prune_removed() == 0  # dated from the upgrade
+        assert catalog.prune_removed(older_than_s=0) == 1
+    finally:
+        catalog.close()

@@ -197,7 +197,10 @@ async def test_postgres_memory_shares_a_thread_between_processes(
     data_dir: Path, tmp_path: Path
 ) -> None:
     thread = f"pg-{uuid.uuid4().hex[:10]}"  # the database outlives this test run
-    env = {"DATABASE_URL": POSTGRES_URL}
+    # DATABASE_URL moves the catalog and the sources to Postgres too: a schema of this
+    # test's own (the default one would be shared with every other run, and left behind).
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    env = {"DATABASE_URL": POSTGRES_URL, "TEAMRAG_CATALOG_SCHEMA": schema}
     try:
         first = ask_json(LUNCH, data_dir, tmp_path, thread, env)
         second = ask_json("그럼 그건 어디서 해요?", data_dir, tmp_path, thread, env)
@@ -212,3 +215,5 @@ async def test_postgres_memory_shares_a_thread_between_processes(
     finally:
         async with open_checkpointer(POSTGRES_URL, data_dir / "memory.sqlite") as saver:
             await saver.adelete_thread(thread_id(thread))
+        with psycopg.connect(POSTGRES_URL, autocommit=True) as db:
+            db.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")

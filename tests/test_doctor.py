@@ -110,6 +110,9 @@ def test_everything_embedded_is_fine(data_dir: Path, clean_env: None) -> None:
     for part in ("Redis", "Chroma", "Postgres", "LLM"):
         assert " embedded " in row(output, part) and " ok " in row(output, part)
     assert "1 documents" in row(output, "knowledge base")
+    assert "local: documents and keyword index, sources and their sync state, thread" in row(
+        output, "stores"
+    )
     assert "All good." in output
 
 
@@ -156,7 +159,9 @@ def test_every_external_part_answering(
     if "DATABASE_URL" in env:
         assert f"Postgres schema {schema}" in row(output, "knowledge base"), output
         assert "1 documents" in row(output, "knowledge base"), output
-        assert "shared: documents" in row(output, "stores"), output
+        assert "shared: documents and keyword index, sources and their sync state, thread" in row(
+            output, "stores"
+        ), output
     external = ["Redis", "Chroma", "LLM", "Slack", "Discord"]
     external += ["Postgres"] if "DATABASE_URL" in env else []
     for part in external:

@@ -19,7 +19,7 @@ runner = CliRunner()
 @pytest.fixture
 def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("CHROMA_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "TEAMRAG_EMBEDDINGS",
-                 "REDIS_URL"):  # fmt: skip
+                 "REDIS_URL", "DATABASE_URL"):  # fmt: skip
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("TEAMRAG_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("TEAMRAG_EMBED_PROCESSES", "1")

@@ -1,9 +1,12 @@
 """The scheduler: intervals on an injected clock, back-off, restart survival, one runner
-per source across workers (Redis lock and file lock), and a clean stop."""
+per source across workers and hosts (Redis lock, Postgres lock and file lock), and a
+clean stop."""
 
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,10 +15,12 @@ import pytest
 from agent.retrieval.knowledge_base import KnowledgeBase
 from agent.shared.link import RedisLink
 from agent.sources.locks import FileSyncLock, RedisSyncLock
+from agent.sources.locks_postgres import PostgresSyncLock
 from agent.sources.scheduler import SourceScheduler
+from agent.sources.store_postgres import PostgresSourceStore
 from agent.sources.sync import SyncOutcome
 from tests.fakes.web_site import FakeSite, html_page
-from tests.sources_support import Clock, add, source_sync
+from tests.sources_support import Clock, OpenStore, add, source_sync
 
 
 @pytest.fixture
@@ -58,15 +63,19 @@ async def test_due_sources_run_and_a_failing_one_backs_off_while_the_other_keeps
 
 
 async def test_the_schedule_survives_a_restart(
-    kb: KnowledgeBase, tmp_path: Path, sites: tuple[FakeSite, FakeSite]
+    kb: KnowledgeBase,
+    tmp_path: Path,
+    sites: tuple[FakeSite, FakeSite],
+    open_source_store: OpenStore,
 ) -> None:
     good, _ = sites
     clock = Clock()
-    with source_sync(kb, tmp_path, clock=clock) as sync:
+    with source_sync(kb, tmp_path, clock=clock, store=open_source_store()) as sync:
         add(sync, "good", "web", good.url + "/", every_s=3600)
         await SourceScheduler(sync, lock=FileSyncLock(tmp_path / "l"), clock=clock).run_due()
     clock.advance(1800)
-    with source_sync(kb, tmp_path, clock=clock) as restarted:  # a new process, same catalog
+    # A new process (or another host, with the sources in Postgres), the same store.
+    with source_sync(kb, tmp_path, clock=clock, store=open_source_store()) as restarted:
         scheduler = SourceScheduler(restarted, lock=FileSyncLock(tmp_path / "l"), clock=clock)
         assert await scheduler.run_due() == []
         clock.advance(1800)
@@ -91,6 +100,92 @@ async def test_a_source_another_worker_holds_is_skipped_redis(
         done = await scheduler.run_due()
         assert [o.name for o in done] == ["good"]
         assert await redis_link.client.exists(lock.key("good")) == 0  # released
+
+
+async def test_a_source_another_host_holds_is_skipped_postgres(
+    kb: KnowledgeBase,
+    tmp_path: Path,
+    sites: tuple[FakeSite, FakeSite],
+    postgres_schema: tuple[str, str],
+) -> None:
+    good, _ = sites
+    url, schema = postgres_schema
+    clock = Clock()
+    store = PostgresSourceStore(url, schema)
+    try:
+        with source_sync(kb, tmp_path, clock=clock, store=store) as sync:
+            add(sync, "good", "web", good.url + "/", every_s=600)
+            scheduler = SourceScheduler(sync, lock=PostgresSyncLock(url, schema), clock=clock)
+            async with PostgresSyncLock(url, schema).hold("good") as held:  # host B's
+                assert held
+                assert await scheduler.run_due() == []
+                assert good.requests["/"] == 0
+            done = await scheduler.run_due()
+            assert [o.name for o in done] == ["good"]
+    finally:
+        store.close()
+
+
+async def test_the_postgres_lock_keeps_two_hosts_apart(postgres_schema: tuple[str, str]) -> None:
+    url, schema = postgres_schema
+    host_a, host_b = PostgresSyncLock(url, schema), PostgresSyncLock(url, schema)
+    other_team = PostgresSyncLock(url, f"{schema}_other")  # another schema, same database
+    async with (
+        host_a.hold("docs") as mine,
+        host_b.hold("docs") as theirs,
+        host_b.hold("wiki") as another_source,
+        other_team.hold("docs") as their_own_docs,
+    ):
+        assert mine and not theirs
+        assert another_source and their_own_docs
+    async with host_b.hold("docs") as now_mine:
+        assert now_mine
+
+
+_HOLD_AND_WAIT = """
+import asyncio, sys
+from agent.sources.locks_postgres import PostgresSyncLock
+
+async def main() -> None:
+    async with PostgresSyncLock(sys.argv[1], sys.argv[2]).hold("docs") as mine:
+        print("held" if mine else "busy", flush=True)
+        await asyncio.sleep(600)
+
+asyncio.run(main())
+"""
+
+
+async def test_a_host_that_dies_mid_sync_frees_its_source_at_once(
+    postgres_schema: tuple[str, str],
+) -> None:
+    """Another process holds the lock, then is killed (a crashed host): the lock is free
+    as soon as Postgres sees the session end, with no lease to wait out."""
+    url, schema = postgres_schema
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLD_AND_WAIT, url, schema],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
+    try:
+        assert holder.stdout is not None
+        assert (await asyncio.to_thread(holder.stdout.readline)).strip() == "held"
+        lock = PostgresSyncLock(url, schema)
+        async with lock.hold("docs") as mine:
+            assert not mine
+        holder.kill()
+        await asyncio.to_thread(holder.wait)
+        taken = []
+        for _ in range(100):  # the server notices the closed socket at once; allow 5 s
+            async with lock.hold("docs") as mine:
+                taken.append(mine)
+            if mine:
+                break
+            await asyncio.sleep(0.05)
+        assert taken[-1], f"still held after {len(taken)} tries"
+    finally:
+        holder.kill()
+        holder.wait()
 
 
 async def test_the_file_lock_keeps_two_processes_apart(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from agent.retrieval.knowledge_base import KnowledgeBase
 from agent.sources.base import SourceSpec
-from agent.sources.store import SourceStore
+from agent.sources.store import SqliteSourceStore
 from bots.settings import Settings
 from bots.sources_wiring import running_sources
 from tests.fakes.web_site import FakeSite, html_page
@@ -41,7 +41,7 @@ async def test_a_source_added_while_the_bot_runs_is_synced(
     site.set_page("/", html_page("Wiki", "The VPN gateway is called HERON-7."))
     site.start()
     settings = Settings(data_dir=kb.data_dir)
-    store = SourceStore(kb.data_dir / "catalog.sqlite3")
+    store = SqliteSourceStore(kb.data_dir / "catalog.sqlite3")
     try:
         async with running_sources(settings, kb, idle_poll_s=0.05):
             store.add(SourceSpec("wiki", "web", site.url + "/", "public", 3600, {}))

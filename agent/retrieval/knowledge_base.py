@@ -10,6 +10,7 @@ the two. Everything here is synchronous and CPU bound; async callers use
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 import threading
 import time
@@ -21,6 +22,7 @@ from typing import Literal
 from agent.language import detect_language
 from agent.retrieval.catalog import Catalog
 from agent.retrieval.catalog_postgres import PostgresCatalog
+from agent.retrieval.catalog_protocol import DocumentCatalog
 from agent.retrieval.chunking import ChunkingConfig
 from agent.retrieval.embeddings import Embedder
 from agent.retrieval.fusion import fuse
@@ -30,15 +32,13 @@ from agent.retrieval.tokenizer import TOKENIZER_VERSION, tokenize
 from agent.retrieval.types import Chunk, SearchHit
 from agent.retrieval.vectors import VectorStore
 
+log = logging.getLogger(__name__)
+
 SearchMode = Literal["hybrid", "dense", "keyword"]
 CANDIDATES = 50
 # Chunk languages remembered per process (about 100 bytes each); past this, start over.
 LANGUAGES_KEPT = 200_000
 KEYWORD_REFRESH_S = 10.0
-
-# The document catalog: a SQLite file in the data folder (embedded), or a Postgres
-# schema shared by every host (DATABASE_URL); the same methods either way.
-AnyCatalog = Catalog | PostgresCatalog
 
 
 def collection_name(embedder_name: str) -> str:
@@ -61,13 +61,15 @@ class KnowledgeBase:
         embedder: Embedder,
         vectors: VectorStore,
         chunking: ChunkingConfig | None = None,
-        catalog: AnyCatalog | None = None,
+        catalog: DocumentCatalog | None = None,
     ) -> None:
         self.data_dir = data_dir
         self.embedder = embedder
         self.vectors = vectors
         self.chunking = chunking or ChunkingConfig()
-        self.catalog: AnyCatalog = catalog or Catalog(data_dir / "catalog.sqlite3")
+        # A SQLite file in the data folder (embedded), or a Postgres schema shared by every
+        # host (DATABASE_URL): one interface either way.
+        self.catalog: DocumentCatalog = catalog or Catalog(data_dir / "catalog.sqlite3")
         self._live: LiveKeywordIndex | None = None
         self._keyword_dir = data_dir / "keyword"
         self._keyword: KeywordIndex | None = None
@@ -130,9 +132,14 @@ class KnowledgeBase:
                 generation, rows = catalog.keyword_snapshot()
                 self._live = LiveKeywordIndex(rows, generation)
             else:
-                generation, removed, added = catalog.keyword_changes(self._live.generation)
-                if generation != self._live.generation:
-                    self._live.apply(removed, added, generation)
+                changes = catalog.keyword_changes(self._live.generation)
+                if changes is None:  # too far behind: the removals it missed were pruned
+                    log.info("the keyword index fell behind the catalog's kept changes; "
+                             "reloading it")  # fmt: skip
+                    generation, rows = catalog.keyword_snapshot()
+                    self._live = LiveKeywordIndex(rows, generation)
+                elif changes[0] != self._live.generation:
+                    self._live.apply(changes[1], changes[2], changes[0])
             return self._live
 
     def refresh_keyword_index(self) -> None:

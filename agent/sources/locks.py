@@ -1,5 +1,6 @@
 """One sync of a source at a time, across the processes of a machine or, with Redis,
-across every worker.
+across every worker (with the sources in Postgres, across every host:
+:mod:`agent.sources.locks_postgres`).
 
 ``hold`` yields False when another process has the source: the caller skips it (the
 holder records the result, which moves the next run for everyone).

@@ -1,9 +1,9 @@
 """Run each source at its interval inside a long-running process (the bots, `serve`).
 
-Sources and their next run are in the catalog, so a restart resumes where the last
-process stopped; a failed source is retried after a back-off (sync.py) while the
-others keep their own schedule. The clock is injected: tests move time instead of
-waiting for it.
+Sources and their next run are in their store (the data folder's catalog file, or
+Postgres shared by every host), so a restart resumes where the last process stopped;
+a failed source is retried after a back-off (sync.py) while the others keep their own
+schedule. The clock is injected: tests move time instead of waiting for it.
 
 Start it from any process that runs for days::
 
@@ -67,11 +67,13 @@ class SourceScheduler:
         """Sync due sources until ``stop`` is set; a sync under way ends after its batch."""
         self._stop = stop
         while not stop.is_set():
+            wake: float | None = None
             try:
                 await self.run_due()
+                wake = await asyncio.to_thread(self.sync.store.next_wake)
             except Exception:
+                # A shared store's server may be restarting: the next pass reconnects.
                 log.exception("the source scheduler failed a pass; trying again")
-            wake = await asyncio.to_thread(self.sync.store.next_wake)
             delay = self.max_wait_s if wake is None else wake - self.clock()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), min(self.max_wait_s, max(delay, 0.5)))

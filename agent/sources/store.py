@@ -1,14 +1,18 @@
-"""Sources and their sync state, in the catalog's SQLite file.
+"""Sources and their sync state: the interface, and its SQLite file beside the catalog.
 
-Beside the catalog (which knows documents, not where they came from) two tables:
-``sources`` (the spec, the checkpoint, when it last ran and how it went) and
-``source_documents`` (which catalog keys each source owns, so a deletion upstream or
-``teamrag sources remove`` knows what to take out). A separate connection to the same
-WAL file: the catalog's own transactions are untouched.
+Two tables: ``sources`` (the spec, the checkpoint, when it last ran and how it went)
+and ``source_documents`` (which catalog keys each source owns, so a deletion upstream
+or ``teamrag sources remove`` knows what to take out). :class:`SourceStore` is what the
+sync engine, the scheduler and the commands use; :class:`SqliteSourceStore` keeps the
+tables in the data folder's catalog file (a separate connection to the same WAL file:
+the catalog's own transactions are untouched), and
+:class:`~agent.sources.store_postgres.PostgresSourceStore` in the shared catalog's
+Postgres schema, so every host sees the same sources.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import threading
@@ -16,7 +20,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from agent.plumbing.sqlite_tx import immediate
 from agent.sources.base import Checkpoint, SourceSpec
@@ -66,7 +70,55 @@ class SourceExistsError(Exception):
     pass
 
 
-class SourceStore:
+class SourceStoreError(Exception):
+    """The sources cannot be read or written; the message says how to fix it."""
+
+
+class SourceStore(Protocol):
+    """The configured sources, their schedule and state, and the documents each owns."""
+
+    def close(self) -> None: ...
+
+    def add(self, spec: SourceSpec, *, now: float | None = None) -> None:
+        """Raises :class:`SourceExistsError` when the name is taken."""
+
+    def delete(self, name: str) -> None: ...
+
+    def get(self, name: str) -> SourceState | None: ...
+
+    def all(self) -> list[SourceState]:
+        """By name."""
+
+    def due(self, now: float) -> list[SourceState]:
+        """Scheduled sources whose next run has come, the longest-waiting first."""
+
+    def next_wake(self) -> float | None:
+        """The earliest next run of a scheduled source."""
+
+    def members(self, name: str) -> set[str]: ...
+
+    def owned_elsewhere(self, name: str, sources: Iterable[str]) -> set[str]:
+        """Of ``sources``, the keys another source also owns (they stay in the catalog)."""
+
+    def record_success(
+        self,
+        name: str,
+        *,
+        now: float,
+        next_run: float,
+        checkpoint: Checkpoint,
+        basis: str,
+        members: set[str],
+    ) -> None:
+        """The new checkpoint and the new member list in one transaction, so a crash
+        never leaves a checkpoint past documents that were not recorded."""
+
+    def record_failure(self, name: str, *, now: float, next_run: float, error: str) -> None: ...
+
+
+class SqliteSourceStore:
+    """:class:`SourceStore` in the data folder's catalog file."""
+
     def __init__(self, catalog_file: Path) -> None:
         catalog_file.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
@@ -101,21 +153,20 @@ class SourceStore:
 
     def get(self, name: str) -> SourceState | None:
         with self._lock:
-            row = self._db.execute(f"{_SELECT} WHERE name = ?", (name,)).fetchone()
-        return None if row is None else _state(row)
+            row = self._db.execute(f"{SELECT_SOURCES} WHERE name = ?", (name,)).fetchone()
+        return None if row is None else state_of(row)
 
     def all(self) -> list[SourceState]:
         with self._lock:
-            rows = self._db.execute(f"{_SELECT} ORDER BY name").fetchall()
-        return [_state(r) for r in rows]
+            rows = self._db.execute(f"{SELECT_SOURCES} ORDER BY name").fetchall()
+        return [state_of(r) for r in rows]
 
     def due(self, now: float) -> list[SourceState]:
-        """Scheduled sources whose next run has come, the longest-waiting first."""
         with self._lock:
             rows = self._db.execute(
-                f"{_SELECT} WHERE every_s > 0 AND next_run <= ? ORDER BY next_run", (now,)
+                f"{SELECT_SOURCES} WHERE every_s > 0 AND next_run <= ? ORDER BY next_run", (now,)
             ).fetchall()
-        return [_state(r) for r in rows]
+        return [state_of(r) for r in rows]
 
     def next_wake(self) -> float | None:
         with self._lock:
@@ -128,7 +179,6 @@ class SourceStore:
             return {str(r[0]) for r in rows}
 
     def owned_elsewhere(self, name: str, sources: Iterable[str]) -> set[str]:
-        """Of ``sources``, the keys another source also owns (they stay in the catalog)."""
         wanted = list(sources)
         found: set[str] = set()
         with self._lock:
@@ -152,8 +202,6 @@ class SourceStore:
         basis: str,
         members: set[str],
     ) -> None:
-        """One transaction: the new checkpoint and the new member list go together, so a
-        crash never leaves a checkpoint past documents that were not recorded."""
         with self._lock, immediate(self._db):
             old = {
                 str(r[0])
@@ -183,13 +231,40 @@ class SourceStore:
             )
 
 
-_SELECT = (
+def has_sources(catalog_file: Path) -> bool:
+    """Whether any source was added to the file, creating and writing nothing: a process
+    without sources never opens the sources tables (nor waits on their lock)."""
+    if not catalog_file.exists():
+        return False
+    try:
+        with contextlib.closing(sqlite3.connect(catalog_file, timeout=1.0)) as db:
+            return db.execute("SELECT 1 FROM sources LIMIT 1").fetchone() is not None
+    except sqlite3.OperationalError as exc:
+        # No table yet: no source. Anything else (locked, say): let the store tell.
+        return "no such table" not in str(exc)
+
+
+def local_sources(catalog_file: Path) -> list[SourceSpec]:
+    """The sources a data folder's catalog file lists, read only (for moving them to the
+    shared store); none when there is no such file or table."""
+    if not catalog_file.exists():
+        return []
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{catalog_file}?mode=ro", uri=True)) as db:
+            rows = db.execute(f"{SELECT_SOURCES} ORDER BY name").fetchall()
+    except sqlite3.Error:
+        return []  # not a sources table we can read: nothing to move
+    return [state_of(row).spec for row in rows]
+
+
+SELECT_SOURCES = (
     "SELECT name, kind, target, scope, every_s, options, created_at, last_sync, last_ok, "
     "last_error, failures, next_run, documents, checkpoint, basis FROM sources"
 )
 
 
-def _state(row: Any) -> SourceState:
+def state_of(row: Any) -> SourceState:
+    """A row of :data:`SELECT_SOURCES` (either database) as a :class:`SourceState`."""
     (name, kind, target, scope, every_s, options, created_at, last_sync, last_ok, last_error,
      failures, next_run, documents, checkpoint, basis) = row  # fmt: skip
     spec = SourceSpec(name, kind, target, scope, float(every_s), json.loads(options))

@@ -1,0 +1,82 @@
+"""What every document catalog offers: the one interface the knowledge base, ingestion
+and the commands use, whichever catalog a process runs on.
+
+Two implementations: :class:`~agent.retrieval.catalog.Catalog` (a SQLite file in the
+data folder) and :class:`~agent.retrieval.catalog_postgres.PostgresCatalog` (a schema
+shared by every host, ``DATABASE_URL``). The assignments at the bottom make mypy check
+both against this Protocol, so a method added to one and forgotten in the other fails
+the type check instead of a deployment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Protocol
+
+from agent.retrieval.catalog import Catalog, DocumentRecord
+from agent.retrieval.catalog_postgres import PostgresCatalog
+from agent.retrieval.keyword import KeywordRow
+from agent.retrieval.types import Chunk
+
+
+class DocumentCatalog(Protocol):
+    """Documents, their chunks with keyword terms, the term vocabulary and the vectors
+    pending deletion. Every change bumps :attr:`generation`."""
+
+    def close(self) -> None: ...
+
+    def get_meta(self, key: str) -> str | None: ...
+
+    def set_meta(self, key: str, value: str) -> None: ...
+
+    @property
+    def generation(self) -> int: ...
+
+    # -- documents
+    def document_by_source(self, source: str) -> DocumentRecord | None: ...
+
+    def documents(self) -> list[DocumentRecord]: ...
+
+    def document_versions(self, doc_ids: Iterable[str]) -> dict[str, str]: ...
+
+    def replace_document(
+        self,
+        record: DocumentRecord,
+        chunks: Sequence[Chunk],
+        tokens: Sequence[Sequence[str]],
+        languages: Sequence[str] | None = None,
+    ) -> list[str]: ...
+
+    def remove_document(self, doc_id: str) -> list[str]: ...
+
+    # -- keyword terms
+    def term_ids(self, tokens: Sequence[str]) -> list[int | None]: ...
+
+    def term_count(self) -> int: ...
+
+    def keyword_rows(self) -> Iterator[KeywordRow]: ...
+
+    # -- vectors written or switched out, not deleted yet
+    def mark_pending(self, chunk_ids: Sequence[str]) -> None: ...
+
+    def orphaned_vectors(self) -> list[str]: ...
+
+    def clear_pending(self, chunk_ids: Sequence[str]) -> None: ...
+
+    # -- chunks
+    def chunks(self, chunk_ids: Iterable[str]) -> dict[str, Chunk]: ...
+
+    def chunk_languages(self, chunk_ids: Iterable[str]) -> dict[str, str]: ...
+
+    def neighbours(self, chunk: Chunk, radius: int = 1) -> list[Chunk]: ...
+
+    def neighbours_of(self, chunks: Sequence[Chunk], radius: int = 1) -> dict[str, list[Chunk]]: ...
+
+    def document_chunks(self, doc_id: str) -> list[Chunk]: ...
+
+    def chunk_count(self) -> int: ...
+
+
+# Checked by mypy, not at run time: both catalogs are DocumentCatalogs.
+_SQLITE: type[DocumentCatalog] = Catalog
+_POSTGRES: type[DocumentCatalog] = PostgresCatalog
