@@ -17,6 +17,7 @@ import numpy as np
 import psycopg
 import pytest
 
+from agent.retrieval import knowledge_base
 from agent.retrieval.catalog import DocumentRecord
 from agent.retrieval.catalog_postgres import PostgresCatalog
 from agent.retrieval.embeddings import UniversalSentenceEncoder
@@ -251,7 +252,7 @@ def test_a_host_behind_the_pruned_removals_reloads_its_keyword_index(
         first = kb.keyword_index()
         writer.remove_document("alpha")
         assert writer.prune_removed() == 0  # younger than a day: kept
-        assert kb.keyword_index() is first and len(first) == 2  # followed, not reloaded
+        assert kb.keyword_index(fresh=True) is first and len(first) == 2  # followed
 
         behind = first.generation
         writer.remove_document("beta")
@@ -259,7 +260,7 @@ def test_a_host_behind_the_pruned_removals_reloads_its_keyword_index(
         assert writer.prune_removed(older_than_s=0) == 2  # alpha's and beta's records
         assert host.keyword_changes(behind) is None
 
-        reloaded = kb.keyword_index()
+        reloaded = kb.keyword_index(fresh=True)
         assert reloaded is not first
         terms = host.term_ids(["beta", "shared"])
         assert {cid for cid, _ in reloaded.search(terms, 10)} == {"gamma-0", "delta-0"}
@@ -303,3 +304,28 @@ def test_a_catalog_from_before_pruning_keeps_its_removed_records_a_day(schema: s
         assert catalog.prune_removed(older_than_s=0) == 1
     finally:
         catalog.close()
+
+
+@needs_postgres
+def test_searches_close_together_share_one_check_for_other_hosts_changes(
+    tmp_path: Path, schema: str, embedder: UniversalSentenceEncoder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A turn's searches ask Postgres for changes once; an ingest elsewhere shows up at the
+    first search after the check interval (or at once when asked for fresh)."""
+    writer = PostgresCatalog(PG_URL, schema)
+    writer.replace_document(_record("alpha", 1), [_chunk("alpha", 0, "alpha")], [["alpha"]])
+    vectors = VectorStore.embedded(tmp_path / "chroma", collection_name(embedder.name))
+    host = PostgresCatalog(PG_URL, schema)
+    kb = KnowledgeBase(tmp_path / "host", embedder, vectors, catalog=host)
+    try:
+        monkeypatch.setattr(knowledge_base, "SHARED_KEYWORD_CHECK_S", 3600.0)
+        assert len(kb.keyword_index()) == 1
+        writer.replace_document(_record("beta", 1), [_chunk("beta", 0, "beta")], [["beta"]])
+        assert len(kb.keyword_index()) == 1  # checked moments ago: not asked again
+        assert len(kb.keyword_index(fresh=True)) == 2
+        writer.replace_document(_record("gamma", 1), [_chunk("gamma", 0, "g")], [["gamma"]])
+        monkeypatch.setattr(knowledge_base, "SHARED_KEYWORD_CHECK_S", 0.0)
+        assert len(kb.keyword_index()) == 3  # the interval has passed: asked
+    finally:
+        kb.close()
+        writer.close()

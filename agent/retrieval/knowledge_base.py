@@ -39,6 +39,10 @@ CANDIDATES = 50
 # Chunk languages remembered per process (about 100 bytes each); past this, start over.
 LANGUAGES_KEPT = 200_000
 KEYWORD_REFRESH_S = 10.0
+# How long a host's shared keyword index is taken as current without asking Postgres for
+# changes: a turn's searches share one check, and another host's ingest (seconds long)
+# is searchable here within this much of its commit.
+SHARED_KEYWORD_CHECK_S = 0.5
 
 
 def collection_name(embedder_name: str) -> str:
@@ -71,6 +75,7 @@ class KnowledgeBase:
         # host (DATABASE_URL): one interface either way.
         self.catalog: DocumentCatalog = catalog or Catalog(data_dir / "catalog.sqlite3")
         self._live: LiveKeywordIndex | None = None
+        self._live_checked_at = 0.0
         self._keyword_dir = data_dir / "keyword"
         self._keyword: KeywordIndex | None = None
         self._keyword_lock = threading.Lock()
@@ -101,7 +106,7 @@ class KnowledgeBase:
         by the catalog lookup. ``fresh`` forces the current generation.
         """
         if isinstance(self.catalog, PostgresCatalog):
-            return self._shared_keyword_index(self.catalog)
+            return self._shared_keyword_index(self.catalog, fresh=fresh)
         generation = self.catalog.generation
         with self._keyword_lock:
             current = self._keyword
@@ -123,11 +128,20 @@ class KnowledgeBase:
             self._keyword_loaded_at = time.monotonic()
             return index
 
-    def _shared_keyword_index(self, catalog: PostgresCatalog) -> LiveKeywordIndex:
-        """Other hosts change the shared catalog at any time: every search asks for the
+    def _shared_keyword_index(
+        self, catalog: PostgresCatalog, *, fresh: bool = False
+    ) -> LiveKeywordIndex:
+        """Other hosts change the shared catalog at any time: a search asks for the
         changes since the generation the index reflects (one indexed query when there
-        are none) and applies them, so an ingest anywhere is searchable at once."""
+        are none) and applies them, so an ingest anywhere is searchable at once: at most
+        ``SHARED_KEYWORD_CHECK_S`` after it, as searches that close together share a
+        check (``fresh``: ask now, as after this host's own ingest)."""
         with self._keyword_lock:
+            now = time.monotonic()
+            recent = now - self._live_checked_at < SHARED_KEYWORD_CHECK_S
+            if self._live is not None and recent and not fresh:
+                return self._live
+            self._live_checked_at = now
             if self._live is None:
                 generation, rows = catalog.keyword_snapshot()
                 self._live = LiveKeywordIndex(rows, generation)
