@@ -329,3 +329,26 @@ def test_searches_close_together_share_one_check_for_other_hosts_changes(
     finally:
         kb.close()
         writer.close()
+
+
+@needs_postgres
+def test_a_catalog_whose_connection_the_server_closed_reconnects(schema: str) -> None:
+    """What a Postgres restart does to a host: its connection is closed under it. A read
+    reconnects and answers; a write says what failed and the next one goes through."""
+    catalog = PostgresCatalog(PG_URL, schema)
+
+    def server_closes_the_connection() -> None:
+        with psycopg.connect(PG_URL, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", (catalog._db.info.backend_pid,))
+
+    try:
+        catalog.replace_document(_record("alpha", 1), [_chunk("alpha", 0, "alpha")], [["alpha"]])
+        server_closes_the_connection()
+        assert set(catalog.chunks(["alpha-0"])) == {"alpha-0"}  # read: answered
+        server_closes_the_connection()
+        with pytest.raises(psycopg.OperationalError):
+            catalog.replace_document(_record("beta", 1), [_chunk("beta", 0, "b")], [["beta"]])
+        catalog.replace_document(_record("beta", 1), [_chunk("beta", 0, "b")], [["beta"]])
+        assert set(catalog.chunks(["alpha-0", "beta-0"])) == {"alpha-0", "beta-0"}
+    finally:
+        catalog.close()

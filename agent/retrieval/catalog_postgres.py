@@ -103,16 +103,10 @@ class PostgresCatalog:
         self.keep_removed_s = keep_removed_s
         self.prune_every_s = prune_every_s
         self._pruned_at: float | None = None
-        try:
-            self._db = psycopg.connect(url, autocommit=True, connect_timeout=10)
-        except psycopg.OperationalError as exc:
-            raise CatalogError(
-                f"cannot open the document catalog in Postgres ({' '.join(str(exc).split())}); "
-                "start Postgres or fix DATABASE_URL, or unset DATABASE_URL to keep the catalog in "
-                "the data folder"
-            ) from exc
-        self._lock = threading.RLock()
+        self.url = url
         self.schema = schema
+        self._lock = threading.RLock()
+        self._db = self._connect(with_path=False)
         with self._lock, self._db.transaction():
             self._db.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (schema,))
             self._db.execute(
@@ -122,12 +116,44 @@ class PostgresCatalog:
             self._db.execute(_SCHEMA)
         self._term_cache: dict[str, int] = {}
 
+    def _connect(self, *, with_path: bool = True) -> psycopg.Connection[Any]:
+        try:
+            db = psycopg.connect(self.url, autocommit=True, connect_timeout=10)
+        except psycopg.OperationalError as exc:
+            raise CatalogError(
+                f"cannot open the document catalog in Postgres ({' '.join(str(exc).split())}); "
+                "start Postgres or fix DATABASE_URL, or unset DATABASE_URL to keep the catalog in "
+                "the data folder"
+            ) from exc
+        if with_path:
+            db.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(self.schema)))
+        return db
+
+    @contextmanager
+    def _conn(self) -> Iterator[None]:
+        """Hold the connection (``self._db``), a new one if the last call found it broken:
+        a Postgres restart fails the searches under way, not every one after it."""
+        with self._lock:
+            if self._db.closed or self._db.broken:
+                self._db = self._connect()
+            yield
+
     def close(self) -> None:
         with self._lock:
             self._db.close()
 
     def _rows(self, query: str, params: Sequence[Any] = ()) -> list[Any]:
-        with self._lock:
+        """One statement's rows. A read is tried again once on a new connection if the
+        server had closed this one (a restart); a write is not (it may belong to a
+        transaction the server rolled back), the next call reconnects."""
+        with self._conn():
+            try:
+                return self._db.execute(query, params).fetchall()
+            except psycopg.OperationalError:
+                if not self._db.broken or not query.lstrip().upper().startswith("SELECT"):
+                    raise
+            log.warning("the catalog's Postgres connection was closed; reconnecting")
+            self._db = self._connect()
             return self._db.execute(query, params).fetchall()
 
     # -- meta ---------------------------------------------------------------
@@ -160,7 +186,7 @@ class PostgresCatalog:
     def _transaction(self) -> Iterator[int]:
         """One change: takes the generation row's lock first, so changes commit in
         generation order (see the module's note); yields the new generation."""
-        with self._lock:
+        with self._conn():
             with self._db.transaction():
                 row = self._db.execute(
                     "UPDATE meta SET value = (value::bigint + 1)::text WHERE key = 'generation' "
@@ -187,7 +213,7 @@ class PostgresCatalog:
         and raise ``removed_floor`` past them, in one transaction: a reader's snapshot sees
         both or neither. Returns how many were deleted."""
         keep = self.keep_removed_s if older_than_s is None else older_than_s
-        with self._lock, self._db.transaction():
+        with self._conn(), self._db.transaction():
             row = self._db.execute(
                 f"SELECT max(gen) FROM removed_chunks WHERE removed_at < {_NOW} - %s", (keep,)
             ).fetchone()
@@ -289,7 +315,7 @@ class PostgresCatalog:
 
     # -- pending vectors --------------------------------------------------------
     def mark_pending(self, chunk_ids: Sequence[str]) -> None:
-        with self._lock:
+        with self._conn():
             self._mark_stale(list(chunk_ids))
 
     def orphaned_vectors(self) -> list[str]:
@@ -349,7 +375,7 @@ class PostgresCatalog:
 
     def keyword_snapshot(self) -> tuple[int, list[KeywordRow]]:
         """Every current chunk's terms and the generation they are, from one snapshot."""
-        with self._lock, self._db.transaction():
+        with self._conn(), self._db.transaction():
             self._db.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
             gen = self.generation
             rows = self._db.execute(f"{_KEYWORD_SELECT} ORDER BY c.gen, c.doc_id, c.seq")
@@ -360,7 +386,7 @@ class PostgresCatalog:
         one snapshot; apply the removals first. ``None`` when the changes since then cannot
         be told any more (the tombstones were pruned, or the catalog is younger than
         ``since``: made again): reload with :meth:`keyword_snapshot`."""
-        with self._lock, self._db.transaction():
+        with self._conn(), self._db.transaction():
             self._db.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
             rows = self._db.execute(
                 "SELECT key, value FROM meta WHERE key IN ('generation', 'removed_floor')"
