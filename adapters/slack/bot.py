@@ -111,15 +111,16 @@ class SlackBot:
         thread status follows the progress steps (the assistant pane shows it)."""
         # Before queueing: a follow-up sent at once must find the thread on any worker.
         await self.threads.add(message.thread_key)
-        rule = self.services.rules.for_channel(rule_channel or message.channel)
-        turn = message.turn(question, rule.scopes)
+        # Only the thread id is needed here (the order of the thread's jobs); the worker
+        # that answers looks up the rule's scopes and persona as they are then.
+        thread_id = message.turn(question, None).thread_id
         payload = {
             "message": message.to_dict(),
             "question": question,
             "rule_channel": rule_channel or message.channel,
             "status_steps": status_steps,
         }
-        await self.queue.submit(Job(ANSWER, turn.thread_id, payload, event_id=message.event_id))
+        await self.queue.submit(Job(ANSWER, thread_id, payload, event_id=message.event_id))
 
     # --- answering (on whichever worker took the queued question) ------------------------
 
