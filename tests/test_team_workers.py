@@ -1,5 +1,5 @@
-"""The team deployment end to end: two ``teamrag slack`` worker processes sharing a real
-Redis, Postgres (or SQLite in the shared data folder) and a real Chroma server.
+"""The team deployment end to end: two ``teamrag slack`` worker processes, each with an
+empty data folder of its own, sharing only a real Redis, Postgres and Chroma server.
 
 One pair of workers serves the whole module (starting one loads the encoder and the
 graph); a test that kills a worker leaves the next test to start it again. Every
@@ -33,7 +33,7 @@ from tests.slack_support import SlackSender, until
 from tests.workers_support import (
     Team,
     ingest,
-    reachable_postgres,
+    postgres_or_skip,
     slack_id,
     tagged_answers,
     tags_in,
@@ -84,7 +84,7 @@ async def world(
         redis_server.start()
     redis_url = f"redis://127.0.0.1:{redis_server.port}/{REDIS_DB}"
     redis.Redis.from_url(redis_url).flushdb()
-    database_url = reachable_postgres()
+    database_url = postgres_or_skip()
     schema = f"t_{uuid.uuid4().hex[:12]}"  # the shared catalog of this run
     general, alpha, beta = slack_id("C"), slack_id("C"), slack_id("C")
     channels = f'[channels.{alpha}]\nscopes = ["alpha"]\n[channels.{beta}]\nscopes = ["beta"]\n'
@@ -92,10 +92,10 @@ async def world(
     try:
         with chroma_server(folder / "chroma") as chroma_url:
             docs = write_docs(folder / "docs", DOCS)
-            ingest(folder / "data", chroma_url, embedder, docs, database_url=database_url,
-                   schema=schema)  # fmt: skip
+            # Through a host of its own: the workers' data folders stay empty of documents.
+            ingest(folder / "ingesting-host", chroma_url, embedder, docs,
+                   database_url=database_url, schema=schema)  # fmt: skip
             env = worker_env(
-                data_dir=folder / "data",
                 redis_url=redis_url,
                 chroma_url=chroma_url,
                 slack=slack,
@@ -116,9 +116,8 @@ async def world(
                 await team.close()
     finally:
         slack.stop()
-        if database_url:
-            with psycopg.connect(database_url, autocommit=True) as db:
-                db.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+        with psycopg.connect(database_url, autocommit=True) as db:
+            db.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
 
 
 @pytest.fixture
