@@ -362,6 +362,29 @@ async def test_a_channels_scope_is_respected_whichever_worker_answers(
     assert shown_to_alpha and not any("2 million won" in text for text in shown_to_alpha)
 
 
+async def test_a_dm_conversation_goes_on_when_another_host_takes_the_next_message(
+    world: World, team: Team, fake_llm: FakeOpenAI
+) -> None:
+    """Which conversation a DM message continues is kept where every host reads it: the
+    worker taking the next message has no record of the first in its own data folder."""
+    tagged_answers(fake_llm)
+    asker = Asker(slack_id("T"), slack_id("D"))
+    first = await ask(team.sender(0), "How long are backups kept? #dmh-1", asker, mention=False)
+    await answered(world, first, team)
+    bound = f"[thread=slack:{asker.team}:{asker.channel}:{first['ts']} "
+    answerer = next(i for i, w in enumerate(team.workers) if bound in w.log(0))
+    # A new DM message (not a thread reply), to the worker that did not answer the first.
+    second = await ask(
+        team.sender(1 - answerer), "And when does the nightly one run? #dmh-2", asker,
+        mention=False,
+    )  # fmt: skip
+    await answered(world, second, team)
+    (call,) = calls_about(fake_llm, "Analysis", "#dmh-2")
+    seen = request_text(call)
+    assert "User: How long are backups kept? #dmh-1" in seen, (seen, team.logs())
+    assert "Assistant: #dmh-1: Backups are kept for 35 days" in seen, seen
+
+
 def noted_reply(redis_url: str, replies: list[Message]) -> str | None:
     """The ts of the one reply in a thread once a worker noted it with its queued turn."""
     if len(replies) != 1:

@@ -30,7 +30,7 @@ from adapters.chat.queue import Job, LocalTurnQueue, TurnQueue
 from adapters.chat.services import ChatServices
 from adapters.slack.blocks import Block, SlackMessage, final_messages
 from adapters.slack.delivery import Place, Render, ResponseUrl
-from adapters.slack.dm import DmConversations
+from adapters.slack.dm import Conversations
 from adapters.slack.live import (
     Opened,
     OpenedAtOnce,
@@ -68,7 +68,7 @@ class SlackBot:
     # Queued kinds answered elsewhere (``/ask``: adapters.slack.ask), registered by the app.
     handlers: dict[str, JobHandler] = field(default_factory=dict)
     # Which conversation a DM message continues (None: each DM thread is its own).
-    dm: DmConversations | None = None
+    dm: Conversations | None = None
     _busy: set[asyncio.Task[Any]] = field(default_factory=set, init=False, repr=False)
 
     def serving(self) -> contextlib.AbstractAsyncContextManager[None]:
