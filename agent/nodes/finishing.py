@@ -39,6 +39,9 @@ def _cacheable(state: AgentState, deps: Deps) -> bool:
         and not state.get("degraded")
         and not state.get("needs_history")
         and bool(state.get("sources"))
+        # "The documents do not say": true until someone adds the document that does,
+        # and a new document invalidates no entry (none cites it). Asked again, search again.
+        and state.get("covered", True) is not False
         # Web results change by the hour; only document answers are worth keeping.
         and all(s["kind"] == "document" for s in state.get("sources", []))
     )
