@@ -12,23 +12,21 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
-from typing import Any
 
 import psycopg
 import pytest
 import redis
 
 from tests.discord_support import has_feedback, loading, until
-from tests.fakes.discord_payloads import BOT_ID, TOKEN
-from tests.fakes.discord_rest import GLOBAL_COMMANDS, ORIGINAL, START_THREAD
+from tests.fakes.discord_payloads import BOT_ID
+from tests.fakes.discord_rest import ORIGINAL, START_THREAD
 from tests.fakes.discord_server import GENERAL, GUILD_ID, FakeDiscord
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_server import FakeSlack
 from tests.redis_support import RedisServer
-from tests.servers import chroma_server, free_port
+from tests.servers import chroma_server
+from tests.shards_support import Shards, discord_env
 from tests.workers_support import (
-    Worker,
     ingest_command,
     postgres_or_skip,
     tagged_answers,
@@ -40,39 +38,6 @@ CLAIM_S = 2.0
 REDIS_DB = 4  # apart from the team test's and the database other Redis tests flush
 DOCS = {"public": {"handbook.md": "# Operations handbook\n\nPostgres backups are kept for "
                    "35 days. The nightly full backup runs at 03:00.\n"}}  # fmt: skip
-
-
-@dataclass
-class Shards:
-    fake: FakeDiscord
-    workers: list[Worker]
-    redis_url: str
-
-    def logs(self) -> str:
-        return "\n".join(f"=== worker {w.name} ===\n{w.log(4000)}" for w in self.workers)
-
-    async def ensure_up(self) -> None:
-        """Start (again) every process that is not running; wait until each shard is
-        connected (shard 0 registers the commands at its first start)."""
-        identified = len(self.fake.gateway.identifies)
-        started = [w for w in self.workers if not w.alive]
-        for worker in started:
-            worker.start()
-        await until(
-            lambda: (
-                len(self.fake.gateway.identifies) >= identified + len(started)
-                and self.fake.gateway.ready_shards() == {0, 1}
-                and self.fake.calls_to(GLOBAL_COMMANDS)
-            )
-            or not all(w.alive for w in self.workers),
-            f"both shards to connect\n{self.logs()}",
-            timeout=120,
-        )
-        assert all(w.alive for w in self.workers), self.logs()
-
-
-def own_shard(shard: int) -> dict[str, str]:
-    return {"TEAMRAG_DISCORD_SHARD_IDS": f"[{shard}]", "TEAMRAG_OPS_PORT": str(free_port())}
 
 
 @pytest.fixture(scope="module")
@@ -92,35 +57,27 @@ async def started(
     unused_slack = FakeSlack()  # worker_env names a Slack; these workers never call it
     try:
         with chroma_server(folder / "chroma") as chroma_url:
-            env = worker_env(
-                redis_url=redis_url,
-                chroma_url=chroma_url,
-                slack=unused_slack,
-                llm=fake_llm_server,
-                database_url=database_url,
-                queue_claim_s=CLAIM_S,
-                chat_update_interval_s=0.05,
-                catalog_schema=schema,
-                discord_shard_count=2,
-            ) | {
-                "DISCORD_TOKEN": TOKEN,
-                "DISCORD_API_BASE": fake.api_base,
-                "DISCORD_GATEWAY_URL": fake.gateway_url,
-            }
+            env = discord_env(
+                worker_env(
+                    redis_url=redis_url,
+                    chroma_url=chroma_url,
+                    slack=unused_slack,
+                    llm=fake_llm_server,
+                    database_url=database_url,
+                    queue_claim_s=CLAIM_S,
+                    chat_update_interval_s=0.05,
+                    catalog_schema=schema,
+                ),
+                fake,
+            )
             # The real `teamrag ingest`, on a host of its own.
             ingest_command(env, folder / "ingesting-host", write_docs(folder / "docs", DOCS))
-            workers = [
-                Worker(str(shard), env | own_shard(shard), folder / "workers",
-                       command=("discord",))
-                for shard in (0, 1)
-            ]  # fmt: skip
-            shards = Shards(fake, workers, redis_url)
+            shards = Shards.of(fake, env, folder / "workers", redis_url)
             try:
                 await shards.ensure_up()
                 yield shards
             finally:
-                for worker in workers:
-                    worker.stop()
+                shards.stop()
     finally:
         fake.stop()
         with psycopg.connect(database_url, autocommit=True) as db:
@@ -136,45 +93,6 @@ async def shards(started: Shards, redis_server: RedisServer) -> Shards:
     return started
 
 
-async def answering(shards: Shards, thread_id: str) -> tuple[Worker, Worker]:
-    """(the process that started answering the thread's turn, the other one): whichever
-    read the question from the queue logs its steps with the thread id."""
-    bound = f"[thread={thread_id} "
-    victim = await until(
-        lambda: next((w for w in shards.workers if bound in w.log(0)), None),
-        f"a process to start answering\n{shards.logs()}",
-    )
-    (survivor,) = [w for w in shards.workers if w is not victim]
-    return victim, survivor
-
-
-def queue_drained(redis_url: str) -> bool:
-    client = redis.Redis.from_url(redis_url)
-    try:
-        return all(
-            group["pending"] == 0
-            for stream in client.scan_iter(match="*queue:discord", _type="stream")
-            for group in client.xinfo_groups(stream)
-        )
-    finally:
-        client.close()
-
-
-def noted_reply(redis_url: str, messages: list[dict[str, Any]]) -> str | None:
-    """The id of the one bot message in a channel once a process noted it with its
-    queued turn (a process taking the turn over edits that one)."""
-    if len(messages) != 1:
-        return None
-    client = redis.Redis.from_url(redis_url, decode_responses=True)
-    try:
-        for key in client.scan_iter(match="*queue:discord:notes:*"):
-            if client.hget(key, "reply_id") == messages[0]["id"]:
-                return str(messages[0]["id"])
-    finally:
-        client.close()
-    return None
-
-
 async def test_a_shard_process_killed_mid_answer_loses_nothing(
     shards: Shards, fake_llm: FakeOpenAI
 ) -> None:
@@ -182,9 +100,10 @@ async def test_a_shard_process_killed_mid_answer_loses_nothing(
     fake_llm.latency_s = 1.0  # three round trips: the answer is under way for seconds
     fake = shards.fake
     before = {m["id"] for m in fake.bot_messages(GENERAL)}
+    marks = {w.name: len(w.log(0)) for w in shards.workers}
     edits = len(fake.calls_to(ORIGINAL))
     interaction = await fake.slash("How long are backups kept? #dkill-1")
-    victim, survivor = await answering(shards, f"discord:{GUILD_ID}:{GENERAL}:{interaction}")
+    victim, survivor = await shards.answering(f"discord:{GUILD_ID}:{GENERAL}:{interaction}")
     # Killed once its progress shows in the deferred response.
     await until(lambda: len(fake.calls_to(ORIGINAL)) > edits, f"progress\n{shards.logs()}")
     victim.kill()
@@ -196,12 +115,12 @@ async def test_a_shard_process_killed_mid_answer_loses_nothing(
     original = fake.original(interaction)
     assert original is not None and not loading(original)
     assert "#dkill-1: Backups are kept for 35 days" in original["content"], original
-    assert "taking over turn" in survivor.log(0), survivor.log()
+    assert "taking over turn" in survivor.log(0)[marks[survivor.name] :], survivor.log()
     # Once: no followup, and nothing in the channel but the response (no fallback post).
     assert not fake.followups(interaction), shards.logs()
     new = [m["id"] for m in fake.bot_messages(GENERAL) if m["id"] not in before]
     assert new == [original["id"]], shards.logs()
-    await until(lambda: queue_drained(shards.redis_url), f"the entry to finish\n{shards.logs()}")
+    await until(shards.drained, f"the entry to finish\n{shards.logs()}")
 
 
 async def test_a_shard_process_killed_answering_a_mention_loses_nothing(
@@ -211,12 +130,13 @@ async def test_a_shard_process_killed_answering_a_mention_loses_nothing(
     fake_llm.latency_s = 1.0
     fake = shards.fake
     before = {m["id"] for m in fake.bot_messages(GENERAL)}
+    marks = {w.name: len(w.log(0)) for w in shards.workers}
     asked = await fake.say(f"<@{BOT_ID}> How long are backups kept? #dmention-1")
     # Answered in the thread started from the message, which has the message's id.
-    victim, survivor = await answering(shards, f"discord:{GUILD_ID}:{asked}:{asked}")
+    victim, survivor = await shards.answering(f"discord:{GUILD_ID}:{asked}:{asked}")
     # Killed once its "Thinking…" is in the thread and noted with the queued turn.
     left = await until(
-        lambda: noted_reply(shards.redis_url, fake.bot_messages(asked)),
+        lambda: shards.noted_reply(fake.bot_messages(asked)),
         f"the victim's reply to be noted\n{shards.logs()}",
     )
     victim.kill()
@@ -230,7 +150,7 @@ async def test_a_shard_process_killed_answering_a_mention_loses_nothing(
     assert reply["id"] == left and has_feedback(reply), (reply, shards.logs())
     assert "#dmention-1: Backups are kept for 35 days" in reply["content"], reply
     assert "Thinking" not in reply["content"]
-    assert "taking over turn" in survivor.log(0), survivor.log()
+    assert "taking over turn" in survivor.log(0)[marks[survivor.name] :], survivor.log()
     assert f"taking over reply {left}" in survivor.log(0), survivor.log()
     thread = fake.thread_of(asked)
     assert thread is not None and int(thread["parent_id"]) == GENERAL
@@ -238,4 +158,4 @@ async def test_a_shard_process_killed_answering_a_mention_loses_nothing(
     opened = [c for c in fake.calls_to(START_THREAD) if str(asked) in c.path]
     assert len(opened) == 1, shards.logs()
     assert [m for m in fake.bot_messages(GENERAL) if m["id"] not in before] == []
-    await until(lambda: queue_drained(shards.redis_url), f"the entry to finish\n{shards.logs()}")
+    await until(shards.drained, f"the entry to finish\n{shards.logs()}")
