@@ -88,7 +88,7 @@ def register(app: AsyncApp, bot: SlackBot) -> None:
         return replace(found, keys=(message.event_id,))
 
     @app.shortcut(CALLBACK_ID, middleware=[reading(read), *standard(bot.services)])
-    async def ask_about(ack: Any, body: dict[str, Any], context: AsyncBoltContext) -> None:
+    async def ask_about(ack: Any, context: AsyncBoltContext) -> None:
         await ack()
         message = asked_message(context)
         with bot.working(), bind(event_id=message.event_id):
