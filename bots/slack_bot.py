@@ -27,7 +27,8 @@ from adapters.chat.metrics import Metrics
 from adapters.chat.services import ChatServices
 from adapters.slack.app import create_app
 from adapters.slack.bot import SlackBot
-from adapters.slack.dm import DmConversations
+from adapters.slack.dm import Conversations, DmConversations
+from adapters.slack.dm_redis import RedisDmConversations
 from adapters.slack.live import StreamSupport
 from adapters.slack.threads import RedisThreadRecord, SqliteThreadRecord, ThreadRecord
 from adapters.slack.turns import PLATFORM
@@ -111,12 +112,21 @@ def build_slack_app(
         queue=services.queue_for(PLATFORM),
         streaming=StreamSupport(enabled=settings.slack_streaming),
         retry_handlers=retry_handlers(),
-        dm=DmConversations(
-            settings.data_dir / "slack_dm.sqlite", continue_s=settings.dm_continue_s
-        ),
+        dm=dm_conversations(settings, services.link),
     )
     secret = None if settings.slack_app_token else settings.slack_signing_secret
     return create_app(bot, client, signing_secret=secret), bot
+
+
+def dm_conversations(settings: Settings, link: RedisLink | None) -> Conversations:
+    """Which conversation a DM message continues: in Redis when there is one (the next
+    message may reach a worker on another host), else the machine's SQLite file."""
+    local = DmConversations(
+        settings.data_dir / "slack_dm.sqlite", continue_s=settings.dm_continue_s
+    )
+    if link is None:
+        return local
+    return RedisDmConversations(link, local, continue_s=settings.dm_continue_s)
 
 
 def thread_record(settings: Settings) -> SqliteThreadRecord:

@@ -241,6 +241,27 @@ async def test_cache_switched_off_is_never_used(sample_kb: KnowledgeBase, tmp_pa
     assert [(f.cached, f.route) for f in finals] == [(False, "knowledge")] * 2
 
 
+async def test_an_answer_saying_the_documents_do_not_cover_it_is_not_cached(
+    kb: KnowledgeBase, ingestor: Ingestor, tmp_path: Path
+) -> None:
+    """A new document invalidates no cached entry (none cites it), so "not in the
+    documents" must not be kept: asked again after the ingest, it is searched again."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "handbook.md").write_text("# Handbook\n\nPostgres backups are kept for 35 days.\n")
+    assert not ingestor.run([docs]).failed
+    question = "When does Project Kestrel roll out?"
+    async with agent(kb, tmp_path / "agent") as runner:
+        _, first = await ask(runner, question, thread="a")
+        _, again = await ask(runner, question, thread="b")
+        (docs / "kestrel.md").write_text("# Kestrel\n\nProject Kestrel rolls out on May 5.\n")
+        assert not ingestor.run([docs]).failed
+        _, fresh = await ask(runner, question, thread="c")
+    assert not first.covered and not first.cached, first
+    assert not again.cached and not again.covered
+    assert fresh.covered and not fresh.cached and "May 5" in fresh.answer, fresh.answer
+
+
 async def test_reingesting_a_cited_document_invalidates_its_cached_answers(
     kb: KnowledgeBase, ingestor: Ingestor, tmp_path: Path
 ) -> None:

@@ -104,6 +104,24 @@ async def test_a_question_asked_again_is_served_from_the_cache(
     assert any(question in note and "similarity 1.0" in note for note in again.notes)
 
 
+async def test_an_answer_the_judge_found_the_documents_do_not_cover_is_not_cached(
+    sample_kb: KnowledgeBase, tmp_path: Path, fake_llm: FakeOpenAI
+) -> None:
+    """"The documents do not say" passes the check (it is true of them), but a document
+    added later invalidates no entry: it is not kept, even when the draft was written
+    (speculatively) before the judge's low score was known."""
+    fake_llm.reply("Analysis", analysis())
+    fake_llm.reply("Review", review(0.1))
+    fake_llm.reply("text", "The documents do not say when Project Kestrel rolls out [1].")
+    fake_llm.reply("Verdict", verdict(True))
+    question = "When does Project Kestrel roll out?"
+    async with agent(sample_kb, tmp_path, llm=fake_llm) as runner:
+        _, first = await collect(runner, Turn(question, thread_root="a"))
+        _, again = await collect(runner, Turn(question, thread_root="b"))
+    assert first.route == "knowledge" and first.sources and not first.degraded
+    assert not again.cached and again.route == "knowledge"
+
+
 async def test_a_follow_up_is_rewritten_with_the_thread_history(
     sample_kb: KnowledgeBase, tmp_path: Path, fake_llm: FakeOpenAI
 ) -> None:

@@ -1,32 +1,34 @@
-"""Two ``teamrag discord`` processes, one shard each, sharing a real Redis (the turn
-queue), Postgres (or SQLite) and a Chroma server, against the fake Discord: a process
-killed mid-answer loses nothing, because the other one finishes the answer through the
-interaction's webhook (the deferred "thinking…" becomes the answer, once)."""
+"""Two ``teamrag discord`` processes, one shard each, with empty data folders of their own,
+sharing only a real Redis (the turn queue), Postgres and a Chroma server, against the fake
+Discord: a process killed mid-answer loses nothing, because the other one finishes the
+answer, once: through the interaction's webhook for ``/ask`` (the deferred "thinking…"
+becomes the answer), through the REST API for a mention (the dead process's "Thinking…"
+message in the thread becomes the answer).
+
+One pair of processes serves the module; a test that kills one leaves the next test to
+start it again."""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
-from pathlib import Path
 
 import psycopg
 import pytest
 import redis
 
-from agent.retrieval.embeddings import UniversalSentenceEncoder
 from tests.discord_support import has_feedback, loading, until
-from tests.fakes.discord_payloads import TOKEN
-from tests.fakes.discord_rest import FOLLOWUP, GLOBAL_COMMANDS, ORIGINAL
+from tests.fakes.discord_payloads import BOT_ID
+from tests.fakes.discord_rest import ORIGINAL, START_THREAD
 from tests.fakes.discord_server import GENERAL, GUILD_ID, FakeDiscord
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_server import FakeSlack
 from tests.redis_support import RedisServer
-from tests.servers import chroma_server, free_port
+from tests.servers import chroma_server
+from tests.shards_support import Shards, discord_env
 from tests.workers_support import (
-    Worker,
-    ingest,
-    reachable_postgres,
+    ingest_command,
+    postgres_or_skip,
     tagged_answers,
     worker_env,
     write_docs,
@@ -38,83 +40,57 @@ DOCS = {"public": {"handbook.md": "# Operations handbook\n\nPostgres backups are
                    "35 days. The nightly full backup runs at 03:00.\n"}}  # fmt: skip
 
 
-@dataclass
-class Shards:
-    fake: FakeDiscord
-    workers: list[Worker]
-    redis_url: str
-
-    def logs(self) -> str:
-        return "\n".join(f"=== worker {w.name} ===\n{w.log(4000)}" for w in self.workers)
-
-
-def own_shard(shard: int) -> dict[str, str]:
-    return {"TEAMRAG_DISCORD_SHARD_IDS": f"[{shard}]", "TEAMRAG_OPS_PORT": str(free_port())}
-
-
-@pytest.fixture
-async def shards(
-    tmp_path: Path,
-    embedder: UniversalSentenceEncoder,
+@pytest.fixture(scope="module")
+async def started(
+    tmp_path_factory: pytest.TempPathFactory,
     redis_server: RedisServer,
-    fake_llm: FakeOpenAI,
+    fake_llm_server: FakeOpenAI,
 ) -> AsyncIterator[Shards]:
+    folder = tmp_path_factory.mktemp("shards")
+    database_url = postgres_or_skip()
     if redis_server.process is None:
         redis_server.start()
     redis_url = f"redis://127.0.0.1:{redis_server.port}/{REDIS_DB}"
     redis.Redis.from_url(redis_url).flushdb()
-    database_url = reachable_postgres()
     schema = f"t_{uuid.uuid4().hex[:12]}"
     fake = FakeDiscord().start()
     unused_slack = FakeSlack()  # worker_env names a Slack; these workers never call it
     try:
-        with chroma_server(tmp_path / "chroma") as chroma_url:
-            docs = write_docs(tmp_path / "docs", DOCS)
-            ingest(tmp_path / "data", chroma_url, embedder, docs, database_url=database_url,
-                   schema=schema)  # fmt: skip
-            env = worker_env(
-                data_dir=tmp_path / "data",
-                redis_url=redis_url,
-                chroma_url=chroma_url,
-                slack=unused_slack,
-                llm=fake_llm,
-                database_url=database_url,
-                queue_claim_s=CLAIM_S,
-                chat_update_interval_s=0.05,
-                catalog_schema=schema,
-                discord_shard_count=2,
-            ) | {
-                "DISCORD_TOKEN": TOKEN,
-                "DISCORD_API_BASE": fake.api_base,
-                "DISCORD_GATEWAY_URL": fake.gateway_url,
-            }
-            workers = [
-                Worker(str(shard), env | own_shard(shard), tmp_path / "workers",
-                       command=("discord",))
-                for shard in (0, 1)
-            ]  # fmt: skip
-            for worker in workers:
-                worker.start()
-            team = Shards(fake, workers, redis_url)
+        with chroma_server(folder / "chroma") as chroma_url:
+            env = discord_env(
+                worker_env(
+                    redis_url=redis_url,
+                    chroma_url=chroma_url,
+                    slack=unused_slack,
+                    llm=fake_llm_server,
+                    database_url=database_url,
+                    queue_claim_s=CLAIM_S,
+                    chat_update_interval_s=0.05,
+                    catalog_schema=schema,
+                ),
+                fake,
+            )
+            # The real `teamrag ingest`, on a host of its own.
+            ingest_command(env, folder / "ingesting-host", write_docs(folder / "docs", DOCS))
+            shards = Shards.of(fake, env, folder / "workers", redis_url)
             try:
-                await until(
-                    lambda: (
-                        (fake.gateway.ready_shards() == {0, 1} and fake.calls_to(GLOBAL_COMMANDS))
-                        or not all(w.alive for w in workers)
-                    ),
-                    f"both shards to connect\n{team.logs()}",
-                    timeout=120,
-                )
-                assert all(w.alive for w in workers), team.logs()
-                yield team
+                await shards.ensure_up()
+                yield shards
             finally:
-                for worker in workers:
-                    worker.stop()
+                shards.stop()
     finally:
         fake.stop()
-        if database_url:
-            with psycopg.connect(database_url, autocommit=True) as db:
-                db.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+        with psycopg.connect(database_url, autocommit=True) as db:
+            db.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+
+
+@pytest.fixture
+async def shards(started: Shards, redis_server: RedisServer) -> Shards:
+    """Both processes running (again, after a test killed one)."""
+    if redis_server.process is None:
+        redis_server.start()
+    await started.ensure_up()
+    return started
 
 
 async def test_a_shard_process_killed_mid_answer_loses_nothing(
@@ -123,16 +99,13 @@ async def test_a_shard_process_killed_mid_answer_loses_nothing(
     tagged_answers(fake_llm)
     fake_llm.latency_s = 1.0  # three round trips: the answer is under way for seconds
     fake = shards.fake
+    before = {m["id"] for m in fake.bot_messages(GENERAL)}
+    marks = {w.name: len(w.log(0)) for w in shards.workers}
+    edits = len(fake.calls_to(ORIGINAL))
     interaction = await fake.slash("How long are backups kept? #dkill-1")
-    # Whichever process read the question from the queue logs its steps with the thread id.
-    bound = f"[thread=discord:{GUILD_ID}:{GENERAL}:{interaction} "
-    victim = await until(
-        lambda: next((w for w in shards.workers if bound in w.log(0)), None),
-        f"a process to start answering\n{shards.logs()}",
-    )
+    victim, survivor = await shards.answering(f"discord:{GUILD_ID}:{GENERAL}:{interaction}")
     # Killed once its progress shows in the deferred response.
-    await until(lambda: fake.calls_to(ORIGINAL), f"the first progress\n{shards.logs()}")
-    (survivor,) = [w for w in shards.workers if w is not victim]
+    await until(lambda: len(fake.calls_to(ORIGINAL)) > edits, f"progress\n{shards.logs()}")
     victim.kill()
     await until(
         lambda: has_feedback(fake.original(interaction)),
@@ -142,16 +115,47 @@ async def test_a_shard_process_killed_mid_answer_loses_nothing(
     original = fake.original(interaction)
     assert original is not None and not loading(original)
     assert "#dkill-1: Backups are kept for 35 days" in original["content"], original
-    assert "taking over turn" in survivor.log(0), survivor.log()
+    assert "taking over turn" in survivor.log(0)[marks[survivor.name] :], survivor.log()
     # Once: no followup, and nothing in the channel but the response (no fallback post).
-    assert not fake.calls_to(FOLLOWUP), shards.logs()
-    assert [m["id"] for m in fake.bot_messages(GENERAL)] == [original["id"]], shards.logs()
-    client = redis.Redis.from_url(shards.redis_url)
-    try:
-        for stream in client.scan_iter(match="*queue:discord", _type="stream"):
-            await until(
-                lambda stream=stream: all(g["pending"] == 0 for g in client.xinfo_groups(stream)),
-                f"the queue entry to be finished\n{shards.logs()}",
-            )
-    finally:
-        client.close()
+    assert not fake.followups(interaction), shards.logs()
+    new = [m["id"] for m in fake.bot_messages(GENERAL) if m["id"] not in before]
+    assert new == [original["id"]], shards.logs()
+    await until(shards.drained, f"the entry to finish\n{shards.logs()}")
+
+
+async def test_a_shard_process_killed_answering_a_mention_loses_nothing(
+    shards: Shards, fake_llm: FakeOpenAI
+) -> None:
+    tagged_answers(fake_llm)
+    fake_llm.latency_s = 1.0
+    fake = shards.fake
+    before = {m["id"] for m in fake.bot_messages(GENERAL)}
+    marks = {w.name: len(w.log(0)) for w in shards.workers}
+    asked = await fake.say(f"<@{BOT_ID}> How long are backups kept? #dmention-1")
+    # Answered in the thread started from the message, which has the message's id.
+    victim, survivor = await shards.answering(f"discord:{GUILD_ID}:{asked}:{asked}")
+    # Killed once its "Thinking…" is in the thread and noted with the queued turn.
+    left = await until(
+        lambda: shards.noted_reply(fake.bot_messages(asked)),
+        f"the victim's reply to be noted\n{shards.logs()}",
+    )
+    victim.kill()
+    await until(
+        lambda: any(has_feedback(m) for m in fake.bot_messages(asked)),
+        f"the survivor to finish the answer\n{shards.logs()}",
+        timeout=60,
+    )
+    # The survivor edited the dead process's message: one bot message, the answer.
+    (reply,) = fake.bot_messages(asked)
+    assert reply["id"] == left and has_feedback(reply), (reply, shards.logs())
+    assert "#dmention-1: Backups are kept for 35 days" in reply["content"], reply
+    assert "Thinking" not in reply["content"]
+    assert "taking over turn" in survivor.log(0)[marks[survivor.name] :], survivor.log()
+    assert f"taking over reply {left}" in survivor.log(0), survivor.log()
+    thread = fake.thread_of(asked)
+    assert thread is not None and int(thread["parent_id"]) == GENERAL
+    # One thread (the survivor found it open), nothing posted in the channel itself.
+    opened = [c for c in fake.calls_to(START_THREAD) if str(asked) in c.path]
+    assert len(opened) == 1, shards.logs()
+    assert [m for m in fake.bot_messages(GENERAL) if m["id"] not in before] == []
+    await until(shards.drained, f"the entry to finish\n{shards.logs()}")

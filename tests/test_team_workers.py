@@ -1,5 +1,5 @@
-"""The team deployment end to end: two ``teamrag slack`` worker processes sharing a real
-Redis, Postgres (or SQLite in the shared data folder) and a real Chroma server.
+"""The team deployment end to end: two ``teamrag slack`` worker processes, each with an
+empty data folder of its own, sharing only a real Redis, Postgres and Chroma server.
 
 One pair of workers serves the whole module (starting one loads the encoder and the
 graph); a test that kills a worker leaves the next test to start it again. Every
@@ -33,7 +33,7 @@ from tests.slack_support import SlackSender, until
 from tests.workers_support import (
     Team,
     ingest,
-    reachable_postgres,
+    postgres_or_skip,
     slack_id,
     tagged_answers,
     tags_in,
@@ -84,7 +84,7 @@ async def world(
         redis_server.start()
     redis_url = f"redis://127.0.0.1:{redis_server.port}/{REDIS_DB}"
     redis.Redis.from_url(redis_url).flushdb()
-    database_url = reachable_postgres()
+    database_url = postgres_or_skip()
     schema = f"t_{uuid.uuid4().hex[:12]}"  # the shared catalog of this run
     general, alpha, beta = slack_id("C"), slack_id("C"), slack_id("C")
     channels = f'[channels.{alpha}]\nscopes = ["alpha"]\n[channels.{beta}]\nscopes = ["beta"]\n'
@@ -92,10 +92,10 @@ async def world(
     try:
         with chroma_server(folder / "chroma") as chroma_url:
             docs = write_docs(folder / "docs", DOCS)
-            ingest(folder / "data", chroma_url, embedder, docs, database_url=database_url,
-                   schema=schema)  # fmt: skip
+            # Through a host of its own: the workers' data folders stay empty of documents.
+            ingest(folder / "ingesting-host", chroma_url, embedder, docs,
+                   database_url=database_url, schema=schema)  # fmt: skip
             env = worker_env(
-                data_dir=folder / "data",
                 redis_url=redis_url,
                 chroma_url=chroma_url,
                 slack=slack,
@@ -116,9 +116,8 @@ async def world(
                 await team.close()
     finally:
         slack.stop()
-        if database_url:
-            with psycopg.connect(database_url, autocommit=True) as db:
-                db.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+        with psycopg.connect(database_url, autocommit=True) as db:
+            db.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
 
 
 @pytest.fixture
@@ -361,6 +360,29 @@ async def test_a_channels_scope_is_respected_whichever_worker_answers(
         assert "launch plan" not in sources_of(answer).lower(), sources_of(answer)
     # Nor was the other scope's text ever shown to the model for the alpha channel.
     assert shown_to_alpha and not any("2 million won" in text for text in shown_to_alpha)
+
+
+async def test_a_dm_conversation_goes_on_when_another_host_takes_the_next_message(
+    world: World, team: Team, fake_llm: FakeOpenAI
+) -> None:
+    """Which conversation a DM message continues is kept where every host reads it: the
+    worker taking the next message has no record of the first in its own data folder."""
+    tagged_answers(fake_llm)
+    asker = Asker(slack_id("T"), slack_id("D"))
+    first = await ask(team.sender(0), "How long are backups kept? #dmh-1", asker, mention=False)
+    await answered(world, first, team)
+    bound = f"[thread=slack:{asker.team}:{asker.channel}:{first['ts']} "
+    answerer = next(i for i, w in enumerate(team.workers) if bound in w.log(0))
+    # A new DM message (not a thread reply), to the worker that did not answer the first.
+    second = await ask(
+        team.sender(1 - answerer), "And when does the nightly one run? #dmh-2", asker,
+        mention=False,
+    )  # fmt: skip
+    await answered(world, second, team)
+    (call,) = calls_about(fake_llm, "Analysis", "#dmh-2")
+    seen = request_text(call)
+    assert "User: How long are backups kept? #dmh-1" in seen, (seen, team.logs())
+    assert "Assistant: #dmh-1: Backups are kept for 35 days" in seen, seen
 
 
 def noted_reply(redis_url: str, replies: list[Message]) -> str | None:

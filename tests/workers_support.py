@@ -1,12 +1,19 @@
-"""Several ``teamrag slack`` worker processes sharing Redis, Postgres and a Chroma server.
+"""Several ``teamrag slack`` (or ``discord``) worker processes sharing Redis, Postgres and a
+Chroma server, and nothing else.
 
-This is the team deployment on one machine: each worker is the real command
-(``python -m bots slack --port P``) in a process of its own, started from the same
-environment a compose file would give it. They share ``REDIS_URL`` (queue, locks,
-de-duplication, rate limit, cache, thread record), ``DATABASE_URL`` (thread memory:
-the local Postgres when it answers, else SQLite in the shared data folder),
-``CHROMA_URL`` and one ``TEAMRAG_DATA_DIR`` (catalog and keyword index), and talk to
-the fake Slack and fake OpenAI servers of the process that drives them.
+This is the team deployment: each worker is the real command (``python -m bots slack
+--port P``) in a process of its own, started from the same environment a compose file
+would give it, and each is a host of its own: its data folder (``TEAMRAG_DATA_DIR``) is
+an empty folder no other process uses. They share only ``REDIS_URL`` (queue, locks,
+de-duplication, rate limit, cache, thread record), ``DATABASE_URL`` (thread memory, the
+document catalog and so the keyword index) and ``CHROMA_URL`` (the vectors), and talk
+to the fake Slack, Discord and OpenAI servers of the process that drives them.
+Documents are ingested through yet another folder, the ingesting host's
+(:func:`ingest`, or the real command: :func:`ingest_command`).
+
+So these tests need a Postgres (:func:`postgres_or_skip`). A caller that names a
+``data_dir`` in :func:`worker_env` gives every worker that one folder instead: one
+machine, for a benchmark without Postgres.
 
 A test or benchmark sends signed events to the worker of its choice
 (:meth:`Team.sender`), kills one (:meth:`Worker.kill`: SIGKILL, as a crash) and
@@ -31,6 +38,7 @@ from typing import Any
 
 import aiohttp
 import psycopg
+import pytest
 
 from agent.retrieval.catalog_postgres import PostgresCatalog
 from agent.retrieval.embeddings import Embedder
@@ -59,6 +67,18 @@ def reachable_postgres(url: str = PG_URL) -> str | None:
             return url
     except psycopg.Error:
         return None
+
+
+def postgres_or_skip(url: str = PG_URL) -> str:
+    """The Postgres the hosts share, or skip the test: workers with data folders of their
+    own share the document catalog (and the thread memory) only there."""
+    found = reachable_postgres(url)
+    if found is None:
+        pytest.skip(
+            f"no Postgres at {url} (set TEAMRAG_TEST_DATABASE_URL): hosts with separate "
+            "data folders share the document catalog only through Postgres"
+        )
+    return found
 
 
 def slack_id(kind: str) -> str:
@@ -101,9 +121,28 @@ def ingest(
         kb.close()
 
 
+def ingest_command(
+    env: Mapping[str, str], data_dir: Path, sources: Mapping[str, Sequence[Path]]
+) -> None:
+    """Ingest ``sources`` ({scope: files or folders}) with the real ``teamrag ingest``, run
+    as a host with the data folder ``data_dir`` and the shared servers of ``env`` (a
+    :func:`worker_env`): what an operator does on any one host."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    for scope, paths in sources.items():
+        done = subprocess.run(
+            [sys.executable, "-m", "bots", "ingest", *map(str, paths), "--scope", scope],
+            env={**env, "TEAMRAG_DATA_DIR": str(data_dir)},
+            cwd=data_dir,  # no stray .env
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, f"teamrag ingest failed:\n{done.stdout}\n{done.stderr}"
+
+
 def worker_env(
     *,
-    data_dir: Path,
+    data_dir: Path | None = None,
     redis_url: str,
     chroma_url: str,
     slack: FakeSlack,
@@ -112,7 +151,8 @@ def worker_env(
     **settings: str | float | int,
 ) -> dict[str, str]:
     """The environment of every worker; ``settings`` are TEAMRAG_ names without the prefix
-    (``queue_claim_s=2`` is ``TEAMRAG_QUEUE_CLAIM_S=2``)."""
+    (``queue_claim_s=2`` is ``TEAMRAG_QUEUE_CLAIM_S=2``). Without ``data_dir`` each
+    worker gets an empty data folder of its own (:attr:`Worker.data_dir`)."""
     env = {
         k: v
         for k, v in os.environ.items()
@@ -120,7 +160,6 @@ def worker_env(
     }
     env |= {
         "PYTHONPATH": str(REPO),
-        "TEAMRAG_DATA_DIR": str(data_dir),
         "REDIS_URL": redis_url,
         "CHROMA_URL": chroma_url,
         "SLACK_BOT_TOKEN": BOT_TOKEN,
@@ -133,6 +172,8 @@ def worker_env(
         "TEAMRAG_REDIS_TIMEOUT_S": "15",
         "PYTHONFAULTHANDLER": "1",  # SIGABRT on a hung worker prints where it hangs
     }
+    if data_dir is not None:
+        env["TEAMRAG_DATA_DIR"] = str(data_dir)
     if database_url:
         env["DATABASE_URL"] = database_url
     if llm is not None:
@@ -169,17 +210,25 @@ class Worker:
         return self.folder / f"worker-{self.name}.log"
 
     @property
+    def data_dir(self) -> Path:
+        """The worker's data folder: its own, empty at its first start (its host's disk),
+        unless the environment names one for every worker."""
+        shared = self.env.get("TEAMRAG_DATA_DIR")
+        return Path(shared) if shared else self.folder / f"data-{self.name}"
+
+    @property
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
 
     def start(self) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
+        self.data_dir.mkdir(parents=True, exist_ok=True)
         self.starts += 1
         with self.log_path.open("ab") as log:
             log.write(f"--- worker {self.name}, start {self.starts} ---\n".encode())
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "bots", *(self.command or self._slack)],
-                env=self.env,
+                env=self.env | {"TEAMRAG_DATA_DIR": str(self.data_dir)},
                 cwd=self.folder,  # no stray .env
                 stdout=log,
                 stderr=subprocess.STDOUT,

@@ -33,6 +33,7 @@ from adapters.discord.buttons import FeedbackButton
 from adapters.discord.commands import CommandTexts, ask_command, ask_message_menu
 from adapters.discord.options import Adapter
 from adapters.discord.queued import ASK_JOB, answer_asked
+from adapters.discord.queued_messages import MESSAGE_JOB, answer_message
 from adapters.discord.turns import PLATFORM
 
 log = logging.getLogger(__name__)
@@ -63,7 +64,8 @@ class TeamragClient(discord.Client):
             **options,
         )
         self.teamrag = adapter
-        # Accepted questions: durable in Redis, so any process of the bot may answer them.
+        # Accepted questions (/ask, the message command, messages for the bot): durable in
+        # Redis, so any process of the bot may answer them.
         self.queue: TurnQueue = adapter.services.queue_for(PLATFORM)
         self._serving = contextlib.AsyncExitStack()
         self.tree: app_commands.CommandTree[TeamragClient] = app_commands.CommandTree(self)
@@ -90,12 +92,14 @@ class TeamragClient(discord.Client):
 
     async def on_message(self, message: discord.Message) -> None:
         if self.user is not None:
-            await mentions.on_message(self.teamrag, self.user, message)
+            await mentions.on_message(self.teamrag, self.user, message, self.queue)
 
 
 async def _handle(client: TeamragClient, job: Job) -> None:
     if job.kind == ASK_JOB:
         await answer_asked(client.teamrag, client, job)
+    elif job.kind == MESSAGE_JOB:
+        await answer_message(client.teamrag, client, client.queue, job)
     else:
         log.error("no Discord handler for queued %s; dropped", job.kind)
 

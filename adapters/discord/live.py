@@ -113,29 +113,40 @@ class Mentionable(Protocol):
     def mention(self) -> str: ...
 
 
+Reference = discord.Message | discord.PartialMessage | discord.MessageReference
+Opened = Callable[[int], Awaitable[None]]
+
+
 class ChannelPoster:
     """Ordinary messages: the first one is posted at the first update and then edited.
 
-    ``mention`` starts the first message with the asker's mention, for answers that land
-    in a channel without the interaction that tied them to the asker.
+    ``reference``: the message the answer replies to. ``mention`` starts the first message
+    with the asker's mention, for answers that land in a channel without the interaction
+    that tied them to the asker. ``first``: a message posted for this answer already (by
+    a process that stopped half-way), edited instead of posting another. ``opened`` is
+    told the first message's id once it is posted, so that a process taking the answer
+    over can be given it as ``first``.
     """
 
     def __init__(
         self,
         target: discord.abc.Messageable | Target,
         *,
-        reference: discord.Message | None = None,
+        reference: Reference | None = None,
         mention: Mentionable | None = None,
+        first: discord.Message | discord.PartialMessage | None = None,
+        opened: Opened | None = None,
     ) -> None:
         self._target = target
         self._resolved: discord.abc.Messageable | None = None
         self._reference = reference
         self._mention = mention
-        self._first: discord.Message | None = None
+        self._first = first
+        self._opened = opened
 
     async def progress(self, content: str) -> None:
         if self._first is None:
-            self._first = await self._send(self._lead(content))
+            await self._open(await self._send(self._lead(content)))
         else:
             await self._first.edit(content=self._lead(content))
 
@@ -149,7 +160,14 @@ class ChannelPoster:
                 return
             except discord.NotFound:
                 log.info("the progress message was deleted; posting the answer anew")
-        await self._send(content, embeds=message.embeds, view=view, reply=index == 0)
+        sent = await self._send(content, embeds=message.embeds, view=view, reply=index == 0)
+        if index == 0:
+            await self._open(sent)
+
+    async def _open(self, first: discord.Message) -> None:
+        self._first = first
+        if self._opened is not None:
+            await self._opened(first.id)
 
     async def _send(
         self,

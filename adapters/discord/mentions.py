@@ -14,20 +14,26 @@ would never stop), nor system messages (joins, pins, thread renames).
 
 Without the privileged MESSAGE_CONTENT intent Discord still sends the text of mentions
 and DMs, but not of follow-ups: those then arrive empty and are left alone.
+
+This module only decides: a message for the bot is checked (first delivery, access,
+rate limit) and queued with where its answer goes; answering it, on whichever process
+reads the job, is :mod:`adapters.discord.queued_messages`.
 """
 
 from __future__ import annotations
 
 import logging
 import re
+from dataclasses import replace
 from typing import Literal, TypeGuard
 
 import discord
 
 from adapters.chat.channels import ChannelRules
+from adapters.chat.queue import TurnQueue
 from adapters.discord.access import admitted, roles_of
-from adapters.discord.live import ChannelPoster, answer
 from adapters.discord.options import Adapter
+from adapters.discord.queued_messages import Where, message_job
 from adapters.discord.render import language_for, thread_name
 from adapters.discord.turns import Place
 from agent.plumbing.log_context import bind
@@ -37,8 +43,6 @@ log = logging.getLogger(__name__)
 Addressed = Literal["mention", "direct", "follow_up"]
 
 _PERSON_WRITES = frozenset({discord.MessageType.default, discord.MessageType.reply})
-# Threads archive after a day without messages; a new message brings them back.
-THREAD_ARCHIVE_MINUTES: Literal[1440] = 1440
 
 
 def addressed(
@@ -90,7 +94,11 @@ def question_of(message: discord.Message, me: discord.abc.User) -> str:
     return re.sub(r"^[ \t]+|[ \t]+$", "", text, flags=re.MULTILINE).strip()
 
 
-async def on_message(adapter: Adapter, me: discord.abc.User, message: discord.Message) -> None:
+async def on_message(
+    adapter: Adapter, me: discord.abc.User, message: discord.Message, queue: TurnQueue
+) -> None:
+    """Check a message and queue it: any process of the bot may answer it
+    (:mod:`adapters.discord.queued_messages`)."""
     services = adapter.services
     how = addressed(message, me, services.rules)
     if how is None:
@@ -108,43 +116,30 @@ async def on_message(adapter: Adapter, me: discord.abc.User, message: discord.Me
     if isinstance(decision, str):
         await _reply(message, decision)
         return
-
-    root, poster = place.channel_id, ChannelPoster(message.channel)
-    if how == "mention" and not place.in_thread:
-        thread = await open_thread(message, question)
-        if thread is not None:
-            place = Place(place.guild_id, thread.id, place.channel_id)
-            root, poster = thread.id, ChannelPoster(thread)
-        else:  # an inline answer is a one-off question, like /ask in a channel
-            root, poster = message.id, ChannelPoster(message.channel, reference=message)
-    elif how == "mention" and not bot_thread(message.channel, me):
-        # Someone else's thread: reply to the message, so it is clear which one is answered.
-        poster = ChannelPoster(message.channel, reference=message)
+    where, place, root = _where(how, message, me, place, question)
     turn = place.turn(
-        question,
-        root=root,
-        user=message.author.id,
-        message=message.id,
-        rule=decision,
+        question, root=root, user=message.author.id, message=message.id, rule=decision
     )
     with bind(thread_id=turn.thread_id, event_id=f"message-{message.id}"):
-        await answer(services, turn, poster, language=language)
+        await queue.submit(message_job(where, turn, language))
 
 
-async def open_thread(message: discord.Message, question: str) -> discord.Thread | None:
-    """A thread started from ``message``, or None where the bot may not open one."""
-    if not isinstance(message.channel, discord.TextChannel):
-        return None  # voice and stage text chats have no threads
-    try:
-        return await message.create_thread(
-            name=thread_name(question), auto_archive_duration=THREAD_ARCHIVE_MINUTES
-        )
-    except discord.HTTPException as exc:
-        # 50013 Missing Permissions is the usual one: answer inline rather than not at all.
-        log.info(
-            "could not open a thread in channel %s (%s); replying inline", message.channel.id, exc
-        )
-        return None
+def _where(
+    how: Addressed, message: discord.Message, me: discord.abc.User, place: Place, question: str
+) -> tuple[Where, Place, int]:
+    """Where the answer goes, the place of its conversation and that conversation's root."""
+    where = Where(place.guild_id, place.channel_id, message.id)
+    if how == "mention" and not place.in_thread:
+        if isinstance(message.channel, discord.TextChannel):
+            # Answered in a thread started from the message; the thread has its id.
+            thread = Place(place.guild_id, message.id, place.channel_id)
+            return replace(where, thread_name=thread_name(question)), thread, message.id
+        # Voice and stage text chats have no threads: an inline answer, a one-off question
+        # like /ask in a channel.
+        return replace(where, reply=True), place, message.id
+    # In someone else's thread, reply to the message, so it is clear which one is answered.
+    reply = how == "mention" and not bot_thread(message.channel, me)
+    return replace(where, reply=reply), place, place.channel_id
 
 
 async def _reply(message: discord.Message, text: str) -> None:

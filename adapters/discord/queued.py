@@ -26,6 +26,7 @@ from adapters.chat.queue import Job
 from adapters.discord.live import ChannelPoster, Poster, TokenGone, answer, token_gone
 from adapters.discord.options import Adapter
 from adapters.discord.render import Outgoing
+from adapters.discord.turns import turn_fields, turn_of
 from agent.events import Turn
 from agent.plumbing.log_context import bind
 
@@ -67,27 +68,14 @@ class Asked:
 
 
 def ask_job(asked: Asked, turn: Turn, language: str) -> Job:
-    turn_fields = {
-        "text": turn.text,
-        "platform": turn.platform,
-        "workspace": turn.workspace,
-        "channel": turn.channel,
-        "thread_root": turn.thread_root,
-        "user": turn.user,
-        "message_id": turn.message_id,
-        "scopes": None if turn.scopes is None else sorted(turn.scopes),
-        "persona": turn.persona,
-    }
-    payload = {"asked": asked.__dict__, "turn": turn_fields, "language": language}
+    payload = {"asked": asked.__dict__, "turn": turn_fields(turn), "language": language}
     return Job(ASK_JOB, turn.thread_id, payload, event_id=f"interaction-{asked.interaction_id}")
 
 
 async def answer_asked(adapter: Adapter, client: discord.Client, job: Job) -> None:
     """Answer a queued interaction (on whichever process read it)."""
     asked = Asked(**job.payload["asked"])
-    fields = dict(job.payload["turn"])
-    scopes = fields.pop("scopes")
-    turn = Turn(**fields, scopes=None if scopes is None else frozenset(scopes))
+    turn = turn_of(job.payload["turn"])
     language = str(job.payload["language"])
     # The webhook needs the client's HTTP session and state (for the feedback buttons).
     await client.wait_until_ready()

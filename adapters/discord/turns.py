@@ -13,7 +13,7 @@ shares history with:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import discord
@@ -59,3 +59,17 @@ class Place:
             scopes=rule.scopes,
             persona=rule.persona or "",
         )
+
+
+def turn_fields(turn: Turn) -> dict[str, Any]:
+    """A Discord turn as JSON-able fields, for a queued job (:func:`turn_of` reads them
+    back on whichever process answers). Discord turns carry no feature flags."""
+    found = {f.name: getattr(turn, f.name) for f in fields(Turn) if f.name != "features"}
+    found["scopes"] = None if turn.scopes is None else sorted(turn.scopes)
+    return found
+
+
+def turn_of(found: dict[str, Any]) -> Turn:
+    scopes = found.get("scopes")
+    rest = {k: v for k, v in found.items() if k != "scopes"}
+    return Turn(**rest, scopes=None if scopes is None else frozenset(scopes))

@@ -53,18 +53,20 @@ def register(app: AsyncApp, bot: SlackBot) -> None:
         async def refuse(text: str) -> Any:
             return ephemeral(text)
 
+        channel = str(body["channel_id"])
         return Asking(
             keys=(f"slack:{body['team_id']}:ask:{body.get('trigger_id')}",),
             team=str(body["team_id"]),
-            channel=str(body["channel_id"]),
+            channel=channel,
             user=str(body["user_id"]),
             question=plain_question(raw, context.bot_user_id or ""),
             refuse=refuse,
+            rule=services.rules.for_channel(channel),
             empty_reason="ask_usage",
         )
 
     # Usage and channel first: a wrong command is told so even when sent twice.
-    gates = [has_question(), channel_rule(services), first_delivery(services), rate_limit(services)]
+    gates = [has_question(), channel_rule(), first_delivery(services), rate_limit(services)]
 
     @app.command(ASK_COMMAND, middleware=[reading(read), *gates])
     async def ask(ack: Any, body: dict[str, Any], context: AsyncBoltContext) -> None:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import replace
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp, AsyncBoltContext
@@ -33,7 +32,7 @@ from adapters.chat.library import Shelf
 from adapters.chat.services import ChatServices
 from adapters.slack.bot import SlackBot
 from adapters.slack.gates import Asking, asking, reading, standard
-from adapters.slack.messages import message_asking
+from adapters.slack.messages import asked_message, message_asking
 from adapters.slack.turns import incoming, not_from_a_person
 from agent.plumbing.log_context import bind
 
@@ -119,11 +118,16 @@ def register(app: AsyncApp, bot: SlackBot) -> None:
             viewing = found.get("channel_id") if found else None
         except SlackApiError as exc:  # a DM thread the pane did not open: no context
             log.debug("no assistant thread context: %s", exc.response.get("error"))
-        plain = message_asking(bot, message, context.bot_user_id or "", follow_up=False)
-        return replace(plain, channel=rule_channel(services, viewing, message.channel))
+        return message_asking(
+            bot,
+            message,
+            context.bot_user_id or "",
+            follow_up=False,
+            rule_channel=rule_channel(services, viewing, message.channel),
+        )
 
-    async def asked(body: dict[str, Any], context: AsyncBoltContext, set_title: Any) -> None:
-        message = incoming(body)
+    async def asked(context: AsyncBoltContext, set_title: Any) -> None:
+        message = asked_message(context)
         with bot.working(), bind(event_id=message.event_id or message.message_key):
             ask = asking(context)
             if not await bot.threads.has(message.thread_key):

@@ -30,7 +30,7 @@ from adapters.chat.queue import Job, LocalTurnQueue, TurnQueue
 from adapters.chat.services import ChatServices
 from adapters.slack.blocks import Block, SlackMessage, final_messages
 from adapters.slack.delivery import Place, Render, ResponseUrl
-from adapters.slack.dm import DmConversations
+from adapters.slack.dm import Conversations
 from adapters.slack.live import (
     Opened,
     OpenedAtOnce,
@@ -68,7 +68,7 @@ class SlackBot:
     # Queued kinds answered elsewhere (``/ask``: adapters.slack.ask), registered by the app.
     handlers: dict[str, JobHandler] = field(default_factory=dict)
     # Which conversation a DM message continues (None: each DM thread is its own).
-    dm: DmConversations | None = None
+    dm: Conversations | None = None
     _busy: set[asyncio.Task[Any]] = field(default_factory=set, init=False, repr=False)
 
     def serving(self) -> contextlib.AbstractAsyncContextManager[None]:
@@ -111,15 +111,16 @@ class SlackBot:
         thread status follows the progress steps (the assistant pane shows it)."""
         # Before queueing: a follow-up sent at once must find the thread on any worker.
         await self.threads.add(message.thread_key)
-        rule = self.services.rules.for_channel(rule_channel or message.channel)
-        turn = message.turn(question, rule.scopes)
+        # Only the thread id is needed here (the order of the thread's jobs); the worker
+        # that answers looks up the rule's scopes and persona as they are then.
+        thread_id = message.turn(question, None).thread_id
         payload = {
             "message": message.to_dict(),
             "question": question,
             "rule_channel": rule_channel or message.channel,
             "status_steps": status_steps,
         }
-        await self.queue.submit(Job(ANSWER, turn.thread_id, payload, event_id=message.event_id))
+        await self.queue.submit(Job(ANSWER, thread_id, payload, event_id=message.event_id))
 
     # --- answering (on whichever worker took the queued question) ------------------------
 

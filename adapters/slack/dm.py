@@ -15,7 +15,8 @@ channel's rule (scopes), and one must not see the other's history.
 
 One SQLite file serves every worker on one machine (the answering worker writes it,
 the taking worker reads it). Connections are opened per call: a DM conversation is
-looked up once per DM message.
+looked up once per DM message. Workers on several machines share the record in Redis
+(:mod:`adapters.slack.dm_redis`), with this file as each machine's fallback.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
 from dataclasses import replace
 from pathlib import Path
+from typing import Protocol
 
 from adapters.slack.turns import Incoming
 from agent.plumbing.sqlite_tx import immediate
@@ -46,6 +48,22 @@ def start_over(text: str) -> tuple[bool, str]:
 
 def is_dm(message: Incoming) -> bool:
     return message.channel_type == "im" or message.channel.startswith("D")
+
+
+class Conversations(Protocol):
+    """Which conversation a DM message belongs to."""
+
+    async def place(self, message: Incoming) -> Incoming:
+        """``message`` with the conversation it continues (None: its own thread's)."""
+        ...
+
+    async def answered(self, message: Incoming) -> None:
+        """The bot answered ``message`` (placed by :meth:`place`) in its conversation."""
+        ...
+
+    async def forget(self, message: Incoming) -> None:
+        """The user starts over: the DM's next message begins a new conversation."""
+        ...
 
 
 class DmConversations:
@@ -83,11 +101,12 @@ class DmConversations:
         with self._db() as db:
             if message.thread_ts is not None:  # a reply: its thread's conversation, if any
                 row = db.execute(
-                    "SELECT root FROM threads WHERE thread = ?", (_key(message, message.thread_ts),)
+                    "SELECT root FROM threads WHERE thread = ?",
+                    (dm_key(message, message.thread_ts),),
                 ).fetchone()
                 return replace(message, conversation=str(row[0])) if row else message
             row = db.execute(
-                "SELECT root, answered FROM current WHERE dm = ?", (_key(message),)
+                "SELECT root, answered FROM current WHERE dm = ?", (dm_key(message),)
             ).fetchone()
         if row is not None and self._clock() - float(row[1]) < self._continue_s:
             return replace(message, conversation=str(row[0]))
@@ -101,19 +120,19 @@ class DmConversations:
         now = self._clock()
         with self._db() as db, immediate(db):
             db.execute(
-                "INSERT OR REPLACE INTO current VALUES (?, ?, ?)", (_key(message), root, now)
+                "INSERT OR REPLACE INTO current VALUES (?, ?, ?)", (dm_key(message), root, now)
             )
             db.execute(
                 "INSERT OR REPLACE INTO threads VALUES (?, ?, ?)",
-                (_key(message, message.thread_root), root, now),
+                (dm_key(message, message.thread_root), root, now),
             )
             db.execute("DELETE FROM threads WHERE answered < ?", (now - KEEP_S,))
 
     async def forget(self, message: Incoming) -> None:
         """The user starts over: the DM's next message begins a new conversation."""
         with self._db() as db:
-            db.execute("DELETE FROM current WHERE dm = ?", (_key(message),))
+            db.execute("DELETE FROM current WHERE dm = ?", (dm_key(message),))
 
 
-def _key(message: Incoming, thread: str = "") -> str:
+def dm_key(message: Incoming, thread: str = "") -> str:
     return f"{message.team}:{message.channel}:{thread}"

@@ -28,7 +28,7 @@ from adapters.chat.channels import ChannelRule
 from adapters.chat.phrases import Phrase, language_of, phrase
 from adapters.chat.ratelimit import refusal
 from adapters.chat.services import ChatServices
-from adapters.slack.turns import PLATFORM
+from adapters.slack.turns import PLATFORM, Incoming
 
 Next = Callable[[], Awaitable[None]]
 Middleware = Callable[..., Awaitable[BoltResponse | None]]
@@ -40,7 +40,9 @@ _ASKING = "teamrag_asking"  # the context key of the request's Asking
 
 @dataclass(frozen=True)
 class Asking:
-    """A request reduced to what the gates need."""
+    """A request reduced to what the gates need, and what the listener behind them
+    needs of it: read once per request, so neither parses the body nor looks up the
+    channel's rule again."""
 
     keys: tuple[str, ...]  # de-duplication keys: the same for every delivery
     team: str
@@ -48,8 +50,10 @@ class Asking:
     user: str
     question: str
     refuse: Refuse
+    rule: ChannelRule  # the rule of ``channel``
     quiet_refusal: bool = False  # a follow-up in a channel where the bot may not answer
     empty_reason: Phrase = "empty_question"
+    message: Incoming | None = None  # the message event, when the request is one
 
     @property
     def language(self) -> str:
@@ -61,10 +65,6 @@ def asking(context: AsyncBoltContext) -> Asking:
     found = context[_ASKING]
     assert isinstance(found, Asking), "the listener must be registered behind reading()"
     return found
-
-
-def rule_of(services: ChatServices, context: AsyncBoltContext) -> ChannelRule:
-    return services.rules.for_channel(asking(context).channel)
 
 
 def ok() -> BoltResponse:
@@ -112,12 +112,12 @@ def first_delivery(services: ChatServices) -> Middleware:
     return first_delivery
 
 
-def channel_rule(services: ChatServices) -> Middleware:
+def channel_rule() -> Middleware:
     """The channel's rule allows answering there."""
 
     async def channel_rule(context: AsyncBoltContext, next: Next) -> BoltResponse | None:
         ask = asking(context)
-        if not services.rules.for_channel(ask.channel).answer:
+        if not ask.rule.answer:
             if ask.quiet_refusal:
                 return ok()
             return await _refused(ask, phrase("not_allowed", ask.language))
@@ -155,4 +155,4 @@ def rate_limit(services: ChatServices) -> Middleware:
 def standard(services: ChatServices) -> list[Middleware]:
     """The gates of a message, in the order they always ran: first delivery, channel
     rule, a question at all, the rate limit."""
-    return [first_delivery(services), channel_rule(services), has_question(), rate_limit(services)]
+    return [first_delivery(services), channel_rule(), has_question(), rate_limit(services)]

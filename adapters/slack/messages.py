@@ -14,6 +14,7 @@ from typing import Any
 
 from slack_bolt.async_app import AsyncApp, AsyncBoltContext
 
+from adapters.chat.channels import ChannelRule
 from adapters.slack.bot import SlackBot
 from adapters.slack.delivery import Place
 from adapters.slack.dm import start_over
@@ -23,23 +24,43 @@ from adapters.slack.turns import Incoming, addressed_message, incoming, not_from
 from agent.plumbing.log_context import bind
 
 
-def message_asking(bot: SlackBot, message: Incoming, bot_user: str, *, follow_up: bool) -> Asking:
-    """A message as the gates see it; refusals are said in its thread."""
+def message_asking(
+    bot: SlackBot,
+    message: Incoming,
+    bot_user: str,
+    *,
+    follow_up: bool,
+    rule_channel: str | None = None,
+    rule: ChannelRule | None = None,
+) -> Asking:
+    """A message as the gates see it, carrying the parsed message for the listener;
+    refusals are said in its thread. ``rule_channel``: the channel whose rule applies
+    when not the message's own; ``rule``: that rule, when the caller has looked it up."""
     place = Place(message.channel, message.thread_root)
 
     async def refuse(text: str) -> None:
         await bot.post(place, text)
 
+    channel = rule_channel or message.channel
     keys = (f"slack:event:{message.event_id}" if message.event_id else "", message.message_key)
     return Asking(
         keys=keys,
         team=message.team,
-        channel=message.channel,
+        channel=channel,
         user=message.user,
         question=message.question(bot_user),
         refuse=refuse,
+        rule=rule or bot.services.rules.for_channel(channel),
         quiet_refusal=follow_up,
+        message=message,
     )
+
+
+def asked_message(context: AsyncBoltContext) -> Incoming:
+    """The message the reading gate parsed (a listener never parses the body again)."""
+    message = asking(context).message
+    assert message is not None, "registered behind a reading gate that keeps the message"
+    return message
 
 
 def register(app: AsyncApp, bot: SlackBot) -> None:
@@ -71,17 +92,17 @@ def register(app: AsyncApp, bot: SlackBot) -> None:
             if new:
                 await bot.dm.forget(message)
                 message = replace(message, text=rest)
+        rule = services.rules.for_channel(message.channel)
         # A reply in a thread is for the bot only in its own threads, where the channel
         # wants follow-ups; anything else is people talking to each other.
         if how == "follow_up" and not (
-            services.rules.for_channel(message.channel).follow_ups
-            and await bot.threads.has(message.thread_key)
+            rule.follow_ups and await bot.threads.has(message.thread_key)
         ):
             return None
-        return message_asking(bot, message, bot_user, follow_up=how == "follow_up")
+        return message_asking(bot, message, bot_user, follow_up=how == "follow_up", rule=rule)
 
-    async def take(body: dict[str, Any], context: AsyncBoltContext) -> None:
-        message = incoming(body)
+    async def take(context: AsyncBoltContext) -> None:
+        message = asked_message(context)
         with bot.working(), bind(event_id=message.event_id or message.message_key):
             if bot.dm is not None:
                 message = await bot.dm.place(message)

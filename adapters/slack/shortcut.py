@@ -25,7 +25,7 @@ from adapters.chat.phrases import language_of
 from adapters.slack.bot import SlackBot
 from adapters.slack.gates import Asking, asking, reading, standard
 from adapters.slack.markup import plain_question
-from adapters.slack.messages import message_asking
+from adapters.slack.messages import asked_message, message_asking
 from adapters.slack.turns import Incoming
 from agent.plumbing.log_context import bind
 
@@ -88,9 +88,9 @@ def register(app: AsyncApp, bot: SlackBot) -> None:
         return replace(found, keys=(message.event_id,))
 
     @app.shortcut(CALLBACK_ID, middleware=[reading(read), *standard(bot.services)])
-    async def ask_about(ack: Any, body: dict[str, Any], context: AsyncBoltContext) -> None:
+    async def ask_about(ack: Any, context: AsyncBoltContext) -> None:
         await ack()
-        message = shortcut_message(body)
+        message = asked_message(context)
         with bot.working(), bind(event_id=message.event_id):
             parent = await thread_parent(bot.client, message, context.bot_user_id or "")
             await bot.take(message, with_parent(asking(context).question, parent))

@@ -18,6 +18,7 @@ from agent import replies
 from agent.deps import Deps
 from agent.memory.history import extractive_summary, select_for_trim
 from agent.memory.profile import remember, user_namespace
+from agent.nodes.answering import covered
 from agent.nodes.common import RAG_ROUTES, features_of, timed
 from agent.nodes.entry import scope_key
 from agent.nodes.routing import remembered_facts
@@ -39,6 +40,12 @@ def _cacheable(state: AgentState, deps: Deps) -> bool:
         and not state.get("degraded")
         and not state.get("needs_history")
         and bool(state.get("sources"))
+        # "The documents do not say": true until someone adds the document that does,
+        # and a new document invalidates no entry (none cites it). Asked again, search again.
+        # The judge's score decides, not only the draft's flag: a speculative draft was
+        # written before that score was known.
+        and state.get("covered", True) is not False
+        and covered(state, state.get("sources", []))
         # Web results change by the hour; only document answers are worth keeping.
         and all(s["kind"] == "document" for s in state.get("sources", []))
     )

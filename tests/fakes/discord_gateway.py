@@ -34,6 +34,10 @@ class Session:
     resumes: int = 0
 
 
+class NotConnected(RuntimeError):
+    """No client is connected for the shard that carries the event."""
+
+
 class Gateway:
     def __init__(
         self,
@@ -137,12 +141,12 @@ class Gateway:
     def _session_for(self, guild_id: int | None) -> Session:
         live = [s for s in self.sessions.values() if s.ws is not None]
         if not live:
-            raise RuntimeError("no client is connected to the fake gateway")
+            raise NotConnected("no client is connected to the fake gateway")
         wanted = shard_of(guild_id, live[0].shard_count)
         for session in reversed(live):
             if session.shard_id == wanted:
                 return session
-        raise RuntimeError(f"no client is connected for shard {wanted}")
+        raise NotConnected(f"no client is connected for shard {wanted}")
 
     async def _event(self, session: Session, name: str, payload: dict[str, Any]) -> None:
         session.seq += 1

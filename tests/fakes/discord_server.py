@@ -18,6 +18,7 @@ exactly ``application/json``, as discord.py requires to parse them.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import re
 import threading
@@ -29,7 +30,7 @@ from typing import Any
 from aiohttp import web
 
 from tests.fakes.background import BackgroundApp
-from tests.fakes.discord_gateway import Gateway
+from tests.fakes.discord_gateway import Gateway, NotConnected
 from tests.fakes.discord_payloads import (
     BOT,
     BOT_ID,
@@ -399,6 +400,7 @@ class FakeDiscord:
 
     async def dispatch(self, name: str, payload: dict[str, Any], guild_id: int | None) -> None:
         """Send an event from inside a request handler (on the fake's own loop); with no
-        client connected (it is closing) there is nobody to tell."""
-        if self.gateway.ready_shards():
+        client connected for the guild's shard (it is closing, or its process was killed
+        while another process answers through the REST API) there is nobody to tell."""
+        with contextlib.suppress(NotConnected):
             await self.gateway.dispatch(name, payload, guild_id)
