@@ -119,6 +119,7 @@ async def test_an_answer_the_judge_found_the_documents_do_not_cover_is_not_cache
         _, first = await collect(runner, Turn(question, thread_root="a"))
         _, again = await collect(runner, Turn(question, thread_root="b"))
     assert first.route == "knowledge" and first.sources and not first.degraded
+    assert not first.covered  # the judge's score, known only after the draft was written
     assert not again.cached and again.route == "knowledge"
 
 

@@ -34,7 +34,7 @@ from agent.nodes.common import (
     timed,
 )
 from agent.nodes.compression import compress
-from agent.nodes.judging import candidates
+from agent.nodes.judging import candidates, covered
 from agent.nodes.refine import missing_queries, stagnated
 from agent.nodes.routing import history_of
 from agent.progress import emit, report
@@ -82,16 +82,6 @@ def renumber(answer: str, items: list[PoolItem]) -> tuple[str, list[PoolItem]]:
         return f"[{mapping[n]}]" if n in mapping else ""
 
     return _CITATION.sub(replace, answer), [items[n - 1] for n in order]
-
-
-# Below this sufficiency the passages are only the nearest text, not an answer: say so.
-NOT_COVERED = 0.35
-
-
-def covered(state: AgentState, items: list[PoolItem]) -> bool:
-    """Whether the evidence answers the question, as far as the judge can tell."""
-    review = state.get("review")
-    return bool(items) and not (review is not None and review["score"] < NOT_COVERED)
 
 
 async def quote(state: AgentState, deps: Deps, items: list[PoolItem]) -> str:

@@ -18,9 +18,9 @@ from agent import replies
 from agent.deps import Deps
 from agent.memory.history import extractive_summary, select_for_trim
 from agent.memory.profile import remember, user_namespace
-from agent.nodes.answering import covered
 from agent.nodes.common import RAG_ROUTES, features_of, timed
 from agent.nodes.entry import scope_key
+from agent.nodes.judging import covered
 from agent.nodes.routing import remembered_facts
 from agent.state import RESET, AgentState, PoolItem
 

@@ -114,6 +114,16 @@ def local_review(question: str, items: list[PoolItem], embedder: Embedder) -> Lo
     return ids, score, [] if score >= 0.7 else missing[:3], useful
 
 
+# Below this sufficiency the passages are only the nearest text, not an answer: say so.
+NOT_COVERED = 0.35
+
+
+def covered(state: AgentState, items: list[PoolItem]) -> bool:
+    """Whether the evidence answers the question, as far as the judge can tell."""
+    review = state.get("review")
+    return bool(items) and not (review is not None and review["score"] < NOT_COVERED)
+
+
 @timed("judge")
 async def judge(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
     deps = runtime.context
@@ -161,6 +171,10 @@ async def gate(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
     review = state.get("review")
     if review is not None and review["decision"] in ("loop", "web"):
         return {"draft": "", "draft_sources": [], "speculating": False}
+    if state.get("speculating") and state.get("draft"):
+        # The draft was written before the judge's score existed: whether the documents
+        # cover the question is known only now.
+        return {"speculating": False, "covered": covered(state, state.get("draft_sources", []))}
     return {"speculating": False}
 
 
