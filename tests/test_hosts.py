@@ -41,6 +41,7 @@ from tests.workers_support import (
     Team,
     Worker,
     ingest_command,
+    noted_reply,
     postgres_or_skip,
     slack_id,
     tagged_answers,
@@ -143,20 +144,6 @@ async def slack_ask(hosts: Deployment, worker: int, text: str, team: str) -> tup
     return channel, str(message["ts"])
 
 
-def noted_slack_reply(redis_url: str, replies: list[Message]) -> str | None:
-    """The ts of the one reply in a thread once a worker noted it with its queued turn."""
-    if len(replies) != 1:
-        return None
-    client = redis.Redis.from_url(redis_url, decode_responses=True)
-    try:
-        for key in client.scan_iter(match="*queue:slack:notes:*"):
-            if client.hget(key, "reply_ts") == replies[0].ts:
-                return replies[0].ts
-    finally:
-        client.close()
-    return None
-
-
 def sources_of(message: Message) -> str:
     return "\n".join(message.block_texts())
 
@@ -183,7 +170,7 @@ async def test_hosts_with_empty_data_folders_answer_with_citations_through_a_kil
         what=f"a Slack worker to start answering\n{team.logs()}",
     )
     left = await until(
-        lambda: noted_slack_reply(redis_url, slack.replies(*thread)),
+        lambda: noted_reply(redis_url, slack.replies(*thread)),
         what=f"the Slack reply to be noted\n{team.logs()}",
     )
     victim.kill()

@@ -33,6 +33,7 @@ from tests.slack_support import SlackSender, until
 from tests.workers_support import (
     Team,
     ingest,
+    noted_reply,
     postgres_or_skip,
     slack_id,
     tagged_answers,
@@ -383,20 +384,6 @@ async def test_a_dm_conversation_goes_on_when_another_host_takes_the_next_messag
     seen = request_text(call)
     assert "User: How long are backups kept? #dmh-1" in seen, (seen, team.logs())
     assert "Assistant: #dmh-1: Backups are kept for 35 days" in seen, seen
-
-
-def noted_reply(redis_url: str, replies: list[Message]) -> str | None:
-    """The ts of the one reply in a thread once a worker noted it with its queued turn."""
-    if len(replies) != 1:
-        return None
-    client = redis.Redis.from_url(redis_url, decode_responses=True)
-    try:
-        for key in client.scan_iter(match="*queue:slack:notes:*"):
-            if client.hget(key, "reply_ts") == replies[0].ts:
-                return replies[0].ts
-    finally:
-        client.close()
-    return None
 
 
 # The two tests that kill a worker come last: each leaves one to start again.

@@ -39,6 +39,7 @@ from typing import Any
 import aiohttp
 import psycopg
 import pytest
+import redis
 
 from agent.retrieval.catalog_postgres import PostgresCatalog
 from agent.retrieval.embeddings import Embedder
@@ -48,7 +49,7 @@ from agent.retrieval.vectors import VectorStore
 from bots.slack_bot import EVENTS_PATH
 from tests.agent_support import analysis, request_text, review, verdict
 from tests.fakes.openai_server import FakeOpenAI, Reply
-from tests.fakes.slack_server import BOT_TOKEN, FakeSlack
+from tests.fakes.slack_server import BOT_TOKEN, FakeSlack, Message
 from tests.servers import free_port
 from tests.slack_support import SECRET, SlackSender
 
@@ -365,3 +366,17 @@ def tagged_answers(llm: FakeOpenAI, body_text: str = "Backups are kept for 35 da
 
 def tags_in(texts: list[str]) -> list[str]:
     return [m.group(0) for t in texts if (m := TAG.search(t))]
+
+
+def noted_reply(redis_url: str, replies: list[Message]) -> str | None:
+    """The ts of the one reply in a thread once a worker noted it with its queued turn."""
+    if len(replies) != 1:
+        return None
+    client = redis.Redis.from_url(redis_url, decode_responses=True)
+    try:
+        for key in client.scan_iter(match="*queue:slack:notes:*"):
+            if client.hget(key, "reply_ts") == replies[0].ts:
+                return replies[0].ts
+    finally:
+        client.close()
+    return None
