@@ -104,3 +104,18 @@ async def test_the_password_never_reaches_a_message() -> None:
     finally:
         await link.aclose()
     assert "s3cret" not in str(raised.value) and ":***@127.0.0.1" in str(raised.value)
+
+
+async def test_a_restart_between_calls_is_not_taken_for_an_outage(
+    redis_server: RedisServer, redis_link: RedisLink
+) -> None:
+    """Pooled connections die with the server. After a restart, the next call on one of
+    them reconnects and goes through: not a fallback to in-process state (a per-worker
+    rate limit, say) for ``retry_s`` because the first command met a closed socket."""
+    assert await redis_link.attempt(_incr, _local, what="counting") == "1"
+    assert redis_link.attempt_sync(lambda r: r.incr("s"), lambda: -1, what="counting") == 1
+    redis_server.stop()
+    redis_server.start()
+    assert await redis_link.attempt(_incr, _local, what="counting") == "1"  # a new server
+    assert redis_link.attempt_sync(lambda r: r.incr("s"), lambda: -1, what="counting") == 1
+    assert not redis_link.down

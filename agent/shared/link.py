@@ -72,10 +72,17 @@ class RedisLink:
             decode_responses=True,
             socket_timeout=timeout_s,
             socket_connect_timeout=timeout_s,
+            # A pooled connection that died with a restarted server is replaced and the
+            # command sent again, once: not an outage. (Timeouts are not retried: a dead
+            # server would cost each call twice the timeout.)
+            retry_on_error=[redis.ConnectionError],
         )
         self.client: aredis.Redis = aredis.Redis(connection_pool=pool)
         self.sync_client: redis.Redis = redis.Redis.from_url(
-            url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s
+            url,
+            socket_timeout=timeout_s,
+            socket_connect_timeout=timeout_s,
+            retry_on_error=[redis.ConnectionError],
         )
         self._down_until = 0.0
         self._down = False
