@@ -81,7 +81,11 @@ def test_killed_ingest_process_leaves_a_consistent_store(
 def test_ctrl_c_during_ingest_says_what_happened(tmp_path: Path) -> None:
     """Ctrl-C once the first documents are switched in: not after a fixed delay, which a
     loaded machine may spend on the whole ingest (it then exits 0, not 130)."""
-    n_files = 400  # seconds of work left after the first batch, even on a fast machine
+    # The first documents appear only after the model and the embedding workers have
+    # loaded (about 6 s here); 400 files then left under 2 s of work, which a Ctrl-C
+    # landing behind a batch under way could miss. 2,000 leave 10 s or more; interrupted,
+    # the test takes no longer.
+    n_files = 2000
     docs, data = tmp_path / "docs", tmp_path / "data"
     write_files(docs, n_files)
     proc = start_ingest(docs, data)
