@@ -1,9 +1,8 @@
-"""The Slack adapter's pure parts: markup both ways, which messages are for the bot, the
-answer as Block Kit within Slack's limits, and the record of the bot's threads."""
+"""The Slack adapter's pure parts: markup both ways, which messages are for the bot, and the
+answer as Block Kit within Slack's limits (the record of the bot's threads is in
+test_slack_threads.py)."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import pytest
 
@@ -19,7 +18,6 @@ from adapters.slack.blocks import (
     source_line,
 )
 from adapters.slack.markup import escape, plain_question
-from adapters.slack.threads import SqliteThreadRecord
 from adapters.slack.turns import addressed_message, ask_options
 from agent.events import Final, Source
 from tests.fakes.slack_limits import block_problems
@@ -165,18 +163,3 @@ def test_which_messages_are_for_the_bot() -> None:
         _event("hi", channel="D1", channel_type="im", user=""),
     ]
     assert [addressed_message(e, BOT) for e in not_for_it] == [None] * len(not_for_it)
-
-
-async def test_the_thread_record_persists_and_forgets_old_threads(tmp_path: Path) -> None:
-    now = [1000.0]
-    record = SqliteThreadRecord(tmp_path / "threads.sqlite", keep_s=60, clock=lambda: now[0])
-    await record.add("T:C:1.1")
-    assert await record.has("T:C:1.1") and not await record.has("T:C:9.9")
-    record.close()
-    reopened = SqliteThreadRecord(tmp_path / "threads.sqlite", keep_s=60, clock=lambda: now[0])
-    assert await reopened.has("T:C:1.1")  # another worker, or after a restart
-    now[0] += 61
-    assert not await reopened.has("T:C:1.1")  # idle longer than kept
-    await reopened.add("T:C:1.1")  # answered again: kept again
-    assert await reopened.has("T:C:1.1")
-    reopened.close()
