@@ -1,5 +1,6 @@
-"""Event de-duplication shared by two workers on a real Redis, and the local memory while
-Redis is gone."""
+"""What only the Redis de-duplication does: shared by two workers, exactly once under
+concurrent deliveries, keys Redis expires by itself, and the local memory while Redis is
+gone. The behaviour both backends promise is in test_chat_dedupe.py, run over each."""
 
 from __future__ import annotations
 
@@ -43,27 +44,12 @@ async def test_concurrent_deliveries_to_both_workers_make_exactly_one_first(
         assert results.count(True) == 1, results
 
 
-async def test_keys_expire_after_the_ttl(redis_link: RedisLink) -> None:
+async def test_redis_expires_the_keys_by_itself(redis_link: RedisLink) -> None:
     dedupe = RedisDeduper(redis_link, ttl_s=0.3)
     assert await dedupe.first("Ev1")
     client = redis.Redis.from_url(redis_link.url)
     assert 0 < client.pttl(redis_link.key("dedupe", "Ev1")) <= 300
     client.close()
-    await asyncio.sleep(0.2)
-    assert not await dedupe.first("Ev1")  # seen again: remembered for a full ttl again
-    await asyncio.sleep(0.2)
-    assert not await dedupe.first("Ev1")
-    await asyncio.sleep(0.35)
-    assert await dedupe.first("Ev1")
-
-
-async def test_a_delivery_without_ids_is_answered_rather_than_dropped(
-    redis_link: RedisLink,
-) -> None:
-    dedupe = RedisDeduper(redis_link)
-    assert await dedupe.first("", "")
-    assert await dedupe.first()
-    assert await dedupe.first("Ev1", "Ev1")  # a key given twice is one key
 
 
 async def test_redis_down_remembers_locally_and_back_shares_again(
