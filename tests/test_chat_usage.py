@@ -1,9 +1,15 @@
-"""Usage records: the counting rules, and the SQLite store (one process, and the fallback of
-the shared store)."""
+"""Usage records: the counting rules; then the store, run once over each backend (a SQLite
+file, and a real Redis with a SQLite fallback per worker): counts per day, user and model,
+the last questions per user, several workers adding up. Then what only the SQLite file
+does (age limit, the fallback's hand-over); what only Redis does is in
+test_chat_usage_redis.py."""
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
+import uuid
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
@@ -12,11 +18,15 @@ from adapters.chat.usage import (
     QUESTION_CHARS,
     SqliteUsageStore,
     UsageRow,
+    UsageStore,
     last_days,
+    merge,
     usage_rows,
     user_key,
 )
+from adapters.chat.usage_redis import RedisUsageStore
 from agent.events import Final, Turn, Usage
+from agent.shared.link import RedisLink
 
 # 2026-11-03 23:59:30 UTC: 08:59 the next morning in Seoul, still the 3rd in UTC.
 LATE = dt.datetime(2026, 11, 3, 23, 59, 30, tzinfo=dt.UTC).timestamp()
@@ -33,12 +43,61 @@ RAG = Final(
 )
 
 
+NOON = dt.datetime(2026, 11, 3, 12, 0, tzinfo=dt.UTC).timestamp()
+
+
 class Clock:
     def __init__(self, now: float) -> None:
         self.now = now
 
     def __call__(self) -> float:
         return self.now
+
+
+def turn(user: str, text: str = "백업은 며칠 보관되나요?") -> Turn:
+    return Turn(text, platform="slack", workspace="T1", user=user, thread_root=user)
+
+
+def final(prompt: int, completion: int) -> Final:
+    """A turn's Final; the chat model writes the answer when ``completion`` > 5."""
+    return Final(
+        "Backups are kept 35 days [1].",
+        mode="llm",
+        usage=Usage(prompt + 50, completion + 5),
+        usage_by_model={"chat": Usage(prompt, completion), "fast": Usage(50, 5)},
+    )
+
+
+OpenUsage = Callable[[Callable[[], float]], UsageStore]
+"""Opens the usage store of one backend on a clock; each call is another worker on the
+same store (the same SQLite file, or the same Redis through its own connection and its
+own fallback file)."""
+
+
+@pytest.fixture(params=["sqlite", "redis"])
+async def open_usage(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[OpenUsage]:
+    files: list[SqliteUsageStore] = []
+    links: list[RedisLink] = []
+    if request.param == "redis":
+        url: str = request.getfixturevalue("redis_url")
+        prefix = f"t{uuid.uuid4().hex[:6]}:"
+
+        def open_store(clock: Callable[[], float]) -> UsageStore:
+            links.append(RedisLink(url, prefix=prefix, retry_s=0.2, timeout_s=0.5))
+            folder = tmp_path / f"worker-{len(files)}"
+            files.append(SqliteUsageStore(folder / "usage.sqlite", clock=clock))
+            return RedisUsageStore(links[-1], files[-1], clock=clock)
+    else:
+
+        def open_store(clock: Callable[[], float]) -> UsageStore:
+            files.append(SqliteUsageStore(tmp_path / "data" / "usage.sqlite", clock=clock))
+            return files[-1]
+
+    yield open_store
+    for file in files:
+        file.close()
+    for link in links:
+        await link.aclose()
 
 
 def test_a_turn_is_one_request_under_the_model_that_wrote_most() -> None:
@@ -73,9 +132,10 @@ def test_user_keys_and_days() -> None:
         last_days(0, LATE)
 
 
-async def test_sqlite_counts_per_day_user_and_model(tmp_path: Path) -> None:
+# -- every backend --------------------------------------------------------------------
+async def test_counts_per_day_user_and_model(open_usage: OpenUsage) -> None:
     clock = Clock(LATE)
-    store = SqliteUsageStore(tmp_path / "data" / "usage.sqlite", clock=clock)
+    store = open_usage(clock)
     await store.record(TURN, RAG)
     await store.record(TURN, RAG)
     await store.record(OTHER, Final("quote", route="knowledge"))
@@ -95,30 +155,58 @@ async def test_sqlite_counts_per_day_user_and_model(tmp_path: Path) -> None:
     [latest, *_] = await store.recent("slack:T1:U1")
     assert (latest.text, latest.route, latest.cached) == (TURN.text, "cached", True)
     assert latest.thread_id == "slack:T1:terminal:1.1"
-    store.close()
 
-    reopened = SqliteUsageStore(tmp_path / "data" / "usage.sqlite", clock=clock)
-    assert await reopened.report(7) == rows  # a file: it outlives the process
-    reopened.close()
+    # Another worker, or the same one after a restart: a file, or Redis, outlives it.
+    assert await open_usage(clock).report(7) == rows
 
 
-async def test_sqlite_keeps_the_last_100_questions_per_user(tmp_path: Path) -> None:
-    clock = Clock(LATE - 3600)
-    store = SqliteUsageStore(tmp_path / "usage.sqlite", clock=clock)
+async def test_the_last_100_questions_per_user_newest_first(open_usage: OpenUsage) -> None:
+    clock = Clock(NOON)
+    store = open_usage(clock)
     for n in range(105):
         clock.now += 1
-        await store.record(Turn(f"question {n}", user="U1"), Final("a"))
+        await store.record(turn("U1", f"question {n}"), final(1, 1))
     await store.record(Turn("x" * 5000, user="U2"), Final("too long", blocked=True))
-    asked = await store.recent("cli:local:U1", limit=1000)
+    asked = await store.recent("slack:T1:U1", limit=1000)
     assert [q.text for q in asked] == [f"question {n}" for n in range(104, 4, -1)]
+    assert asked[0].thread_id == "slack:T1:terminal:U1" and asked[0].route == "knowledge"
+    assert [q.text for q in await store.recent("slack:T1:U1", limit=2)] == [
+        "question 104",
+        "question 103",
+    ]
+    assert await store.recent("slack:T1:nobody") == []
     [long] = await store.recent("cli:local:U2")
     assert len(long.text) == QUESTION_CHARS and long.text.endswith("…")
-    [row] = await store.report(1, "cli:local:U1")
-    assert row.requests == 105  # counts are not capped, only the question list
-    store.close()
+    rows = await store.report(1, "slack:T1:U1")
+    assert sum(r.requests for r in rows) == 105  # counts are not capped, only the list
 
 
+async def test_two_workers_add_up(open_usage: OpenUsage) -> None:
+    a, b = open_usage(lambda: NOON), open_usage(lambda: NOON)
+    finals = [final(100 + n, 10 + n) for n in range(40)]
+    await asyncio.gather(
+        *((a if n % 2 else b).record(turn(f"U{n % 3}"), f) for n, f in enumerate(finals))
+    )
+    rows = await a.report(1)
+    assert rows == await b.report(1)
+    expected = merge(
+        [
+            UsageRow("2026-11-03", f"slack:T1:U{n % 3}", model, int(model == "chat"), *tokens)
+            for n, f in enumerate(finals)
+            for model, u in f.usage_by_model.items()
+            for tokens in [(u.prompt_tokens, u.completion_tokens)]
+        ]
+    )
+    assert rows == expected
+    assert sum(r.requests for r in rows) == 40
+    assert sum(r.total_tokens for r in rows) == sum(f.usage.total_tokens for f in finals)
+
+
+# -- the SQLite file only ---------------------------------------------------------------
 async def test_sqlite_drops_records_older_than_keep_days(tmp_path: Path) -> None:
+    """The file prunes by the store's clock; Redis lets each day's key expire at the real
+    time its ``keep_days`` end (test_chat_usage_redis.py's test_keys_expire_after_400_days),
+    which a test clock cannot move."""
     clock = Clock(LATE)
     store = SqliteUsageStore(tmp_path / "usage.sqlite", keep_days=30, clock=clock)
     await store.record(TURN, RAG)
@@ -130,6 +218,7 @@ async def test_sqlite_drops_records_older_than_keep_days(tmp_path: Path) -> None
 
 
 async def test_take_pending_empties_the_file_and_add_puts_it_back(tmp_path: Path) -> None:
+    """How the file serves as Redis's fallback (the hand-over is in test_chat_usage_redis.py)."""
     store = SqliteUsageStore(tmp_path / "usage.sqlite", clock=Clock(LATE))
     await store.record(TURN, RAG)
     before = await store.report(1), await store.recent("slack:T1:U1")

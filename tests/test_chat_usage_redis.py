@@ -1,5 +1,8 @@
-"""Usage records shared on a real Redis: several workers count into one table, and an
-outage is recorded locally and handed over when Redis is back."""
+"""What only the Redis usage store does: keys Redis expires by itself, the question list
+trimmed in Redis, an outage recorded locally and handed over when Redis is back, a
+single-process deployment's file moved over, and the real agent counted through the
+observer. The behaviour both backends promise (counts, question lists, workers adding
+up) is in test_chat_usage.py, run over each."""
 
 from __future__ import annotations
 
@@ -12,30 +15,15 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from adapters.chat.observe import observed
-from adapters.chat.usage import SqliteUsageStore, UsageRow, merge
+from adapters.chat.usage import SqliteUsageStore
 from adapters.chat.usage_redis import RedisUsageStore
-from agent.events import Final, Turn, Usage
+from agent.events import Final
 from agent.retrieval.knowledge_base import KnowledgeBase
 from agent.shared.link import RedisLink
 from tests.agent_support import agent, script_answer
 from tests.fakes.openai_server import FakeOpenAI
 from tests.redis_support import RedisServer
-
-NOON = dt.datetime(2026, 11, 3, 12, 0, tzinfo=dt.UTC).timestamp()
-
-
-def turn(user: str, text: str = "백업은 며칠 보관되나요?") -> Turn:
-    return Turn(text, platform="slack", workspace="T1", user=user, thread_root=user)
-
-
-def final(prompt: int, completion: int) -> Final:
-    """A turn's Final; the chat model writes the answer when ``completion`` > 5."""
-    return Final(
-        "Backups are kept 35 days [1].",
-        mode="llm",
-        usage=Usage(prompt + 50, completion + 5),
-        usage_by_model={"chat": Usage(prompt, completion), "fast": Usage(50, 5)},
-    )
+from tests.test_chat_usage import NOON, final, turn
 
 
 @asynccontextmanager
@@ -52,27 +40,6 @@ async def worker(
         await own.aclose()
 
 
-async def test_two_workers_add_up(redis_link: RedisLink, tmp_path: Path) -> None:
-    async with worker(redis_link, tmp_path / "a") as a, worker(redis_link, tmp_path / "b") as b:
-        finals = [final(100 + n, 10 + n) for n in range(40)]
-        await asyncio.gather(
-            *((a if n % 2 else b).record(turn(f"U{n % 3}"), f) for n, f in enumerate(finals))
-        )
-        rows = await a.report(1)
-        assert rows == await b.report(1)
-    expected = merge(
-        [
-            UsageRow("2026-11-03", f"slack:T1:U{n % 3}", model, int(model == "chat"), *tokens)
-            for n, f in enumerate(finals)
-            for model, u in f.usage_by_model.items()
-            for tokens in [(u.prompt_tokens, u.completion_tokens)]
-        ]
-    )
-    assert rows == expected
-    assert sum(r.requests for r in rows) == 40
-    assert sum(r.total_tokens for r in rows) == sum(f.usage.total_tokens for f in finals)
-
-
 async def test_keys_expire_after_400_days(redis_link: RedisLink, tmp_path: Path) -> None:
     now = time.time()
     async with worker(redis_link, tmp_path, clock=lambda: now) as store:
@@ -85,20 +52,14 @@ async def test_keys_expire_after_400_days(redis_link: RedisLink, tmp_path: Path)
     assert 400 * 86400 - 5 < questions_ttl <= 400 * 86400
 
 
-async def test_the_last_100_questions_newest_first(redis_link: RedisLink, tmp_path: Path) -> None:
+async def test_redis_keeps_only_the_last_100_questions(
+    redis_link: RedisLink, tmp_path: Path
+) -> None:
     clock = [NOON]
     async with worker(redis_link, tmp_path, clock=lambda: clock[0]) as store:
         for n in range(105):
             clock[0] += 1
             await store.record(turn("U1", f"question {n}"), final(1, 1))
-        asked = await store.recent("slack:T1:U1", limit=1000)
-        assert [q.text for q in asked] == [f"question {n}" for n in range(104, 4, -1)]
-        assert asked[0].thread_id == "slack:T1:terminal:U1" and asked[0].route == "knowledge"
-        assert [q.text for q in await store.recent("slack:T1:U1", limit=2)] == [
-            "question 104",
-            "question 103",
-        ]
-        assert await store.recent("slack:T1:nobody") == []
     members = await redis_link.client.zcard(redis_link.key("usage", "questions", "slack:T1:U1"))
     assert members == 100
 
