@@ -58,11 +58,13 @@ class Shards:
             worker.start()
         await until(
             lambda: (
-                len(self.fake.gateway.identifies) >= identified + len(started)
-                and self.fake.gateway.ready_shards() == {0, 1}
-                and self.fake.calls_to(GLOBAL_COMMANDS)
-            )
-            or not all(w.alive for w in self.workers),
+                (
+                    len(self.fake.gateway.identifies) >= identified + len(started)
+                    and self.fake.gateway.ready_shards() == {0, 1}
+                    and self.fake.calls_to(GLOBAL_COMMANDS)
+                )
+                or not all(w.alive for w in self.workers)
+            ),
             f"both shards to connect\n{self.logs()}",
             timeout=120,
         )

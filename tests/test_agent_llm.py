@@ -107,7 +107,7 @@ async def test_a_question_asked_again_is_served_from_the_cache(
 async def test_an_answer_the_judge_found_the_documents_do_not_cover_is_not_cached(
     sample_kb: KnowledgeBase, tmp_path: Path, fake_llm: FakeOpenAI
 ) -> None:
-    """"The documents do not say" passes the check (it is true of them), but a document
+    """ "The documents do not say" passes the check (it is true of them), but a document
     added later invalidates no entry: it is not kept, even when the draft was written
     (speculatively) before the judge's low score was known."""
     fake_llm.reply("Analysis", analysis())

@@ -143,8 +143,7 @@ def test_searching_several_queries_at_once_finds_what_each_finds_alone(
 
     def shape(hits: list[SearchHit]) -> list[tuple[str, float, list[str]]]:
         return [
-            (h.chunk.chunk_id, round(h.score, 6), [n.chunk_id for n in h.neighbours])
-            for h in hits
+            (h.chunk.chunk_id, round(h.score, 6), [n.chunk_id for n in h.neighbours]) for h in hits
         ]
 
     assert [shape(h) for h in together] == [shape(h) for h in alone]

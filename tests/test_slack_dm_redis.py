@@ -61,4 +61,3 @@ async def test_starting_over_on_one_host_starts_over_on_every_host(
     await one.answered(await one.place(dm_message("1.0")))
     await two.forget(dm_message("2.0"))
     assert (await one.place(dm_message("3.0"))).conversation == "3.0"
-

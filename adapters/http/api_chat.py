@@ -91,9 +91,7 @@ async def sse_events(live: LiveTurn) -> AsyncIterator[bytes]:
 async def chat(body: ChatRequest, request: Request, account: CurrentAccount) -> Any:
     """Ask a question; continue a conversation by passing its id."""
     try:
-        live = await turns(request).ask(
-            account, body.query, body.conversation_id, body.features
-        )
+        live = await turns(request).ask(account, body.query, body.conversation_id, body.features)
     except TurnRefused as exc:
         return refused(exc)
     if body.stream or "text/event-stream" in request.headers.get("accept", ""):

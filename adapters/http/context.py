@@ -22,6 +22,7 @@ def conversation_thread_id(conversation_id: str) -> str:
     """The agent's thread of a conversation: its id is the thread root, as a Slack thread's."""
     return Turn("", PLATFORM, WORKSPACE, CHANNEL, conversation_id).thread_id
 
+
 Readiness = Callable[[], Awaitable[tuple[bool, dict[str, Any]]]]
 """(ready, the body of /readyz)."""
 

@@ -148,9 +148,7 @@ def _evaluate(
                         if show_rows:
                             _print_row(int(bar.tasks[0].completed), row)
 
-                    rows = await ask_all(
-                        runner, kb, questions, k=k, judge=judge, progress=progress
-                    )
+                    rows = await ask_all(runner, kb, questions, k=k, judge=judge, progress=progress)
                 return rows, "llm" if llms is not None else "extractive"
 
         return asyncio.run(run())
