@@ -36,6 +36,7 @@ from bots.common import (
     search_mode_or_exit,
     settings_or_exit,
     startup_objects_frozen,
+    stop_on_ctrl_c,
 )
 from bots.doctor import doctor
 from bots.evaluation.command import evaluate
@@ -107,10 +108,20 @@ def ingest(
 
             urls = [p for p in paths if p.startswith(("http://", "https://"))]
             files = [Path(p) for p in paths if p not in urls]
+
+            def announce() -> None:
+                bar.update(task, description="stopping after the batch under way (Ctrl-C "
+                           "again to stop now)")  # fmt: skip
+
             try:
-                report = Ingestor(kb).run(files, scope=scope, prune=prune, progress=progress)
-                if urls:
-                    report.results += ingest_urls(settings, kb, urls, scope, progress).results
+                with stop_on_ctrl_c(announce) as stopping:
+                    report = Ingestor(kb).run(
+                        files, scope=scope, prune=prune, progress=progress, stop=stopping.is_set
+                    )
+                    if urls and not stopping.is_set():
+                        report.results += ingest_urls(settings, kb, urls, scope, progress).results
+                if stopping.is_set():
+                    raise KeyboardInterrupt
             except KeyboardInterrupt:
                 # Each document switches versions atomically: what finished is searchable,
                 # the rest keeps its previous version, and the next run picks up from there.

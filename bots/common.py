@@ -14,6 +14,7 @@ import gc
 import os
 import signal
 import sqlite3
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
 from typing import cast, get_args
@@ -156,3 +157,32 @@ def on_sigterm(handler: Callable[[], None]) -> Iterator[None]:
         yield
     finally:
         loop.remove_signal_handler(signal.SIGTERM)
+
+
+@contextlib.contextmanager
+def stop_on_ctrl_c(announce: Callable[[], None]) -> Iterator[threading.Event]:
+    """The first Ctrl-C sets the event (the work stops at its next safe point) and
+    ``announce`` says so; a second one interrupts at once (KeyboardInterrupt).
+
+    Why not just KeyboardInterrupt: it is raised wherever the main thread happens to be,
+    and native code that checks for signals (Chroma's, for one) may consume it, so under
+    load a Ctrl-C during a long ingest was sometimes lost. A flag is only read. A shell
+    that started us with Ctrl-C ignored (a background job) is respected.
+    """
+    stopping = threading.Event()
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is signal.SIG_IGN:
+        yield stopping
+        return
+
+    def on_ctrl_c(signum: int, frame: object) -> None:
+        if stopping.is_set():
+            raise KeyboardInterrupt
+        stopping.set()
+        announce()
+
+    signal.signal(signal.SIGINT, on_ctrl_c)
+    try:
+        yield stopping
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -180,13 +180,20 @@ class Ingestor:
         scope: str = DEFAULT_SCOPE,
         prune: bool = False,
         progress: ProgressCallback | None = None,
+        stop: Callable[[], bool] | None = None,
     ) -> IngestReport:
+        """Ingest the files under ``paths``; ``stop`` as for :meth:`ingest` (a stopped run
+        prunes nothing: the files it did not reach were not looked at)."""
         found = discover(paths)
         report = self.ingest(
-            [file_item(p) for p in found.files], scope=scope, progress=progress, refresh=False
+            [file_item(p) for p in found.files],
+            scope=scope,
+            progress=progress,
+            refresh=False,
+            stop=stop,
         )
         report.results[:0] = found.problems
-        if prune:
+        if prune and not (stop is not None and stop()):
             report.results.extend(self._prune(found.roots, set(map(str, found.files))))
         self.kb.refresh_keyword_index()
         return report
