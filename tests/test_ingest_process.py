@@ -15,6 +15,14 @@ from agent.retrieval.ingest import Ingestor, Status
 from tests.conftest import open_kb
 
 
+def _ctrl_c_as_in_a_terminal() -> None:
+    """In the child before exec: Ctrl-C delivered and not ignored, whatever the test
+    process inherited or a library in it set (an ignored SIGINT survives exec, and the
+    ingest then never hears it)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 def start_ingest(docs: Path, data: Path) -> subprocess.Popen[str]:
     """Run ``teamrag ingest DOCS`` in its own process group, as a user's shell would."""
     return subprocess.Popen(
@@ -25,7 +33,17 @@ def start_ingest(docs: Path, data: Path) -> subprocess.Popen[str]:
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        preexec_fn=_ctrl_c_as_in_a_terminal,  # the child runs no threads before exec
     )
+
+
+def signal_state(pid: int) -> str:
+    """The kernel's view of a process's signals (blocked, ignored, caught), for messages."""
+    status = Path(f"/proc/{pid}/status")
+    if not status.exists():
+        return "(no /proc)"
+    lines = status.read_text().splitlines()
+    return " ".join(line for line in lines if line.startswith(("SigBlk", "SigIgn", "SigCgt")))
 
 
 def wait_for_documents(data: Path, count: int, timeout: float = 120) -> None:
@@ -90,9 +108,10 @@ def test_ctrl_c_during_ingest_says_what_happened(tmp_path: Path) -> None:
     write_files(docs, n_files)
     proc = start_ingest(docs, data)
     wait_for_documents(data, 1)
+    state = signal_state(proc.pid)
     os.killpg(proc.pid, signal.SIGINT)  # as Ctrl-C does: the whole group, workers included
     _, stderr = proc.communicate(timeout=120)
-    assert proc.returncode == 130, stderr
+    assert proc.returncode == 130, f"{state}\n{stderr}"
     assert "Interrupted" in stderr and "Traceback" not in stderr
     with sqlite3.connect(data / "catalog.sqlite3") as db:  # it stopped half-way
         assert 1 <= db.execute("SELECT COUNT(*) FROM documents").fetchone()[0] < n_files
