@@ -36,11 +36,24 @@ class PostgresSyncLock:
                 f"cannot take a source's sync lock in Postgres ({' '.join(str(exc).split())}); "
                 "start Postgres or fix DATABASE_URL"
             ) from exc
+        held = False
         try:
             cursor = await db.execute(
                 "SELECT pg_try_advisory_lock(hashtext(%s), hashtext(%s))", (self.space, name)
             )
             row = await cursor.fetchone()
-            yield bool(row and row[0])
+            held = bool(row and row[0])
+            yield held
         finally:
-            await db.close()  # ends the session: the lock goes with it
+            try:
+                if held and not db.broken:
+                    # Released before we return: closing the session also releases it, but
+                    # only once the server has ended that session, a moment later, and the
+                    # next host asking at once would find the source still held.
+                    with contextlib.suppress(psycopg.Error):
+                        await db.execute(
+                            "SELECT pg_advisory_unlock(hashtext(%s), hashtext(%s))",
+                            (self.space, name),
+                        )
+            finally:
+                await db.close()  # ends the session: a lock not released goes with it
