@@ -15,6 +15,7 @@ import asyncio
 import logging
 import os
 import sqlite3
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -56,6 +57,9 @@ _POSTGRES_SCHEMES = ("postgresql", "postgres")
 # Serialises LangGraph's migrations across workers that start together: they are
 # plain CREATE/INSERT statements that race into unique-violation errors otherwise.
 _SETUP_LOCK_KEY = 0x7465616D72616701  # "teamrag" + 1
+# How long a starting worker waits for another one's migrations before saying so.
+SETUP_WAIT_S = 120.0
+_SETUP_POLL_S = 0.1
 
 _Pool = AsyncConnectionPool[psycopg.AsyncConnection[DictRow]]
 
@@ -213,7 +217,7 @@ async def _postgres(
         try:
             await pool.open(wait=True, timeout=CONNECT_TIMEOUT_S)
             backend = make(pool)
-            await probe.execute("SELECT pg_advisory_lock(%s)", (_SETUP_LOCK_KEY,))
+            await _take_setup_lock(probe, url)
             try:
                 await backend.setup()
             finally:
@@ -237,6 +241,29 @@ async def _postgres(
         yield backend
     finally:
         await pool.close()
+
+
+async def _take_setup_lock(probe: psycopg.AsyncConnection[Any], url: str) -> None:
+    """Take the migrations lock by trying, never by waiting inside a statement.
+
+    A statement waiting for ``pg_advisory_lock`` holds a snapshot, and LangGraph's
+    migrations build indexes ``CONCURRENTLY``, which waits for every snapshot to end:
+    the worker holding the lock waited for the worker waiting for it. Two workers started
+    together on a database without LangGraph's tables hung that way, for good.
+    """
+    deadline = time.monotonic() + SETUP_WAIT_S
+    while True:
+        cursor = await probe.execute("SELECT pg_try_advisory_lock(%s)", (_SETUP_LOCK_KEY,))
+        row = await cursor.fetchone()
+        if row is not None and row[0]:
+            return
+        if time.monotonic() > deadline:
+            raise MemoryBackendError(
+                f"another process has been creating LangGraph's tables in Postgres at "
+                f"{redact_url(url)} for over {SETUP_WAIT_S:g} s; look for a hung teamrag "
+                "process (pg_stat_activity), end it, and start this one again"
+            )
+        await asyncio.sleep(_SETUP_POLL_S)
 
 
 # --- SQLite -------------------------------------------------------------------
