@@ -18,13 +18,16 @@ output_guard -> generate (bounded) | fallback | cache_store -> finalize -> END
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from collections.abc import Callable
+from typing import Any, cast
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
+from langgraph.types import Command
 
 from agent.deps import Deps
 from agent.nodes.answering import (
@@ -50,18 +53,20 @@ from agent.nodes.routing import (
     tools_node,
 )
 from agent.nodes.websearch import web_search
-from agent.state import AgentState
+from agent.state import AgentState, updated
+
+Route = Callable[[AgentState, Runtime[Deps]], Any]
 
 
-def _after_guard(state: AgentState) -> str:
+def _after_guard(state: AgentState, runtime: Runtime[Deps]) -> str:
     return "blocked_response" if state.get("blocked") else "cache_lookup"
 
 
-def _after_cache(state: AgentState) -> str:
+def _after_cache(state: AgentState, runtime: Runtime[Deps]) -> str:
     return "finalize" if state.get("cached") else "router"
 
 
-def _after_router(state: AgentState) -> str:
+def _after_router(state: AgentState, runtime: Runtime[Deps]) -> str:
     route = state.get("route", "knowledge")
     if route in ("smalltalk", "general"):
         return "direct_response"
@@ -70,12 +75,29 @@ def _after_router(state: AgentState) -> str:
     return "context_enhancement" if state.get("needs_history") else "planner"
 
 
-def _after_generate(state: AgentState) -> str:
+def _after_generate(state: AgentState, runtime: Runtime[Deps]) -> str:
     return "gate" if state.get("speculating") else "verify"
 
 
 def _after_web(state: AgentState, runtime: Runtime[Deps]) -> list[str]:
     return evaluate_targets(state, runtime.context)
+
+
+def _routed(fn: Any, route: Route) -> Any:
+    """The node, then its branch, in one step: the node returns where the turn goes next.
+
+    A conditional edge costs LangGraph a fresh copy of every channel of the state (about
+    0.35 ms a branch here, 3 ms a knowledge turn); the branch reads the same state from
+    :func:`updated` instead, the node's own update applied through the reducers.
+    """
+
+    @functools.wraps(fn)
+    async def node(state: AgentState, runtime: Runtime[Deps]) -> Command[Any]:
+        update = await fn(state, runtime)
+        goto = route(cast(AgentState, updated(state, update)), runtime)
+        return Command(update=update, goto=goto)
+
+    return node
 
 
 def build_graph(
@@ -87,60 +109,59 @@ def build_graph(
         # LangGraph's overloads do not accept a typed (state, runtime) coroutine; it runs fine.
         g.add_node(name, fn, defer=defer)
 
-    node("input_guard", input_guard)
+    def branching(name: str, fn: Any, route: Route, to: list[str], defer: bool = False) -> None:
+        # ``destinations`` only draws the graph; the node's Command decides.
+        g.add_node(name, _routed(fn, route), defer=defer, destinations=tuple(to))
+
+    branching("input_guard", input_guard, _after_guard, ["blocked_response", "cache_lookup"])
     node("blocked_response", blocked_response)
-    node("cache_lookup", cache_lookup)
-    node("router", router)
+    branching("cache_lookup", cache_lookup, _after_cache, ["finalize", "router"])
+    branching(
+        "router",
+        router,
+        _after_router,
+        ["direct_response", "tools", "memory", "creative", "context_enhancement", "planner"],
+    )
     node("context_enhancement", context_enhancement)
     node("direct_response", direct_response)
     node("tools", tools_node)
     node("creative", creative)
     node("memory", memory_node)
-    node("planner", planner)
+    branching("planner", planner, dispatch, ["retrieve", "collect"])
     node("retrieve", retrieve)
     # Joins wait for every parallel branch of their step (defer), not just the first one.
-    node("collect", collect, defer=True)
-    node("web_search", web_search)
+    branching(
+        "collect",
+        collect,
+        after_collect,
+        ["retrieve", "collect", "web_search", "judge", "generate"],
+        defer=True,
+    )
+    branching("web_search", web_search, _after_web, ["judge", "generate"])
     node("judge", judge)
-    node("generate", generate)
-    node("gate", gate, defer=True)
-    node("verify", verify)
+    branching("generate", generate, _after_generate, ["gate", "verify"])
+    branching(
+        "gate", gate, after_gate, ["retrieve", "web_search", "generate", "verify"], defer=True
+    )
+    branching("verify", verify, after_verify, ["output_guard", "research", "generate", "fallback"])
     node("research", research)
-    node("output_guard", output_guard)
+    branching(
+        "output_guard", output_guard, after_output_guard, ["cache_store", "generate", "fallback"]
+    )
     node("fallback", fallback)
     node("cache_store", cache_store)
     node("finalize", finalize)
 
     g.add_edge(START, "input_guard")
-    g.add_conditional_edges("input_guard", _after_guard, ["blocked_response", "cache_lookup"])
     g.add_edge("blocked_response", "finalize")
-    g.add_conditional_edges("cache_lookup", _after_cache, ["finalize", "router"])
-    g.add_conditional_edges(
-        "router",
-        _after_router,
-        ["direct_response", "tools", "memory", "creative", "context_enhancement", "planner"],
-    )
     g.add_edge("context_enhancement", "planner")
     g.add_edge("direct_response", "output_guard")
     g.add_edge("tools", "output_guard")
     g.add_edge("creative", "output_guard")
     g.add_edge("memory", "finalize")
-    g.add_conditional_edges("planner", dispatch, ["retrieve", "collect"])
     g.add_edge("retrieve", "collect")
-    g.add_conditional_edges(
-        "collect", after_collect, ["retrieve", "collect", "web_search", "judge", "generate"]
-    )
-    g.add_conditional_edges("web_search", _after_web, ["judge", "generate"])
     g.add_edge("judge", "gate")
-    g.add_conditional_edges("generate", _after_generate, ["gate", "verify"])
-    g.add_conditional_edges("gate", after_gate, ["retrieve", "web_search", "generate", "verify"])
-    g.add_conditional_edges(
-        "verify", after_verify, ["output_guard", "research", "generate", "fallback"]
-    )
     g.add_edge("research", "generate")
-    g.add_conditional_edges(
-        "output_guard", after_output_guard, ["cache_store", "generate", "fallback"]
-    )
     g.add_edge("fallback", "finalize")
     g.add_edge("cache_store", "finalize")
     g.add_edge("finalize", END)

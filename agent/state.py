@@ -12,7 +12,8 @@ starts the value over for the new turn.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, TypedDict
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any, Literal, TypedDict, get_origin, get_type_hints
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
@@ -239,3 +240,26 @@ class AgentState(TypedDict, total=False):
     usage: Annotated[dict[str, Any], merge_or_reset]
     usage_by_model: Annotated[dict[str, dict[str, Any]], merge_by_key_or_reset]
     timings: Annotated[dict[str, Any], merge_or_reset]
+
+
+def _reducers() -> dict[str, Callable[[Any, Any], Any]]:
+    hints = get_type_hints(AgentState, include_extras=True)
+    return {
+        key: hint.__metadata__[0]
+        for key, hint in hints.items()
+        if get_origin(hint) is Annotated and callable(hint.__metadata__[0])
+    }
+
+
+REDUCERS = _reducers()
+
+
+def updated(state: Mapping[str, Any], update: Mapping[str, Any]) -> dict[str, Any]:
+    """The state as the graph will hold it once a node's ``update`` is applied: keys with
+    a reducer merge through it, the others are replaced. A node that routes itself reads
+    this view instead of having LangGraph copy every channel for a conditional edge."""
+    merged = dict(state)
+    for key, value in update.items():
+        reducer = REDUCERS.get(key)
+        merged[key] = reducer(state.get(key), value) if reducer is not None else value
+    return merged
