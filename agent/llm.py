@@ -75,16 +75,26 @@ def openai_llms(
     """ChatOpenAI clients for any OpenAI-compatible endpoint (OpenAI, vLLM, Ollama...)."""
     from langchain_openai import ChatOpenAI
 
+    from agent.llm_client import PlainChatClient
+
+    key = api_key or "not-needed"
+    # One SDK client (and connection pool) for every model on the endpoint.
+    client = PlainChatClient(
+        api_key=key, base_url=base_url, timeout=timeout_s, max_retries=max_retries
+    )
+
     def make(model: str, temperature: float) -> ChatOpenAI:
         return ChatOpenAI(
             model=model,
             base_url=base_url,
-            api_key=api_key or "not-needed",
+            api_key=key,
             temperature=temperature,
             timeout=timeout_s,
             max_retries=max_retries,
             # With a custom base_url the usage chunk must be asked for explicitly.
             stream_usage=True,
+            root_async_client=client,
+            async_client=client.plain_completions(),
         )
 
     return LLMs(
