@@ -9,6 +9,7 @@ falling back to their deterministic stand-in.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -21,6 +22,9 @@ from langchain_core.tools import BaseTool
 from pydantic import BaseModel, ValidationError
 
 T = TypeVar("T", bound=BaseModel)
+
+# How long a streamed answer may go without a chunk when the model names no timeout.
+STREAM_QUIET_S = 60.0
 
 # Internal calls must not leak into LangGraph's "messages" stream: only the answer is streamed.
 _HIDDEN: RunnableConfig = {"tags": ["nostream"]}
@@ -95,6 +99,9 @@ def openai_llms(
             stream_usage=True,
             root_async_client=client,
             async_client=client.plain_completions(),
+            # Its per-chunk guard wraps every chunk in a task of its own (40 % of a
+            # streamed answer's client CPU); stream_text keeps one deadline per stream.
+            stream_chunk_timeout=None,
         )
 
     return LLMs(
@@ -183,18 +190,25 @@ async def structured(
 async def stream_text(
     model: BaseChatModel, messages: Sequence[BaseMessage], on_token: Callable[[str], None]
 ) -> tuple[str, dict[str, int]]:
-    """Stream a text reply, handing each piece to ``on_token``; returns the text and usage."""
+    """Stream a text reply, handing each piece to ``on_token``; returns the text and usage.
+
+    A stream that goes quiet for the model's timeout fails like a call that did: an
+    endpoint's keep-alive comments reset the HTTP read timeout, not this one."""
     parts: list[str] = []
     usage = {"prompt_tokens": 0, "completion_tokens": 0}
+    quiet_s = float(getattr(model, "request_timeout", None) or STREAM_QUIET_S)
+    loop = asyncio.get_running_loop()
     try:
-        async for chunk in model.astream(list(messages), config=_HIDDEN):
-            if isinstance(chunk, AIMessageChunk):
-                if chunk.usage_metadata:
-                    usage = usage_of(chunk)
-                text = chunk.text
-                if text:
-                    parts.append(text)
-                    on_token(text)
+        async with asyncio.timeout(quiet_s) as quiet:
+            async for chunk in model.astream(list(messages), config=_HIDDEN):
+                quiet.reschedule(loop.time() + quiet_s)
+                if isinstance(chunk, AIMessageChunk):
+                    if chunk.usage_metadata:
+                        usage = usage_of(chunk)
+                    text = chunk.text
+                    if text:
+                        parts.append(text)
+                        on_token(text)
     except Exception as exc:
         raise _classify(exc) from exc
     return "".join(parts), usage

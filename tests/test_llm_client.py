@@ -90,3 +90,17 @@ async def test_an_endpoint_error_is_still_the_sdks_error(
     with pytest.raises(LLMError) as caught:
         await structured(models(fake).fast, Analysis, MESSAGES)
     assert caught.value.kind == kind
+
+
+async def test_a_stream_that_goes_quiet_fails_as_a_timeout_with_what_it_had_shown(
+    fake: FakeOpenAI,
+) -> None:
+    fake.reply("text", Reply(content="백업은 35일 동안 보관됩니다.", stall=(3, 2.0)))
+    chat = openai_llms(
+        fast_model="f", chat_model="c", base_url=fake.base_url, api_key="k", timeout_s=0.5
+    ).chat
+    pieces: list[str] = []
+    with pytest.raises(LLMError) as caught:
+        await stream_text(chat, MESSAGES, pieces.append)
+    assert caught.value.kind == "timeout"
+    assert pieces and "".join(pieces) != "백업은 35일 동안 보관됩니다."  # cut off mid-answer

@@ -54,7 +54,8 @@ class Reply:
     OpenAI-style error with that HTTP status. ``delay`` is waited before answering, on top
     of :attr:`FakeOpenAI.latency_s`. ``malformed`` cuts the content short so it is not
     valid JSON. ``usage`` is ``(prompt_tokens, completion_tokens)``; by default both are
-    rough counts from text lengths.
+    rough counts from text lengths. ``stall`` is ``(chunks, seconds)``: a streamed answer
+    goes quiet for that long after that many chunks (a model that hangs mid-answer).
     """
 
     content: str | dict[str, Any] | list[Any] | None = None
@@ -63,6 +64,7 @@ class Reply:
     delay: float = 0.0
     malformed: bool = False
     usage: tuple[int, int] | None = None
+    stall: tuple[int, float] | None = None
 
 
 Script = list[Reply] | Reply | Callable[[dict[str, Any]], Reply]
@@ -424,7 +426,12 @@ class FakeOpenAI:
             if stream:
                 include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
                 return await self._stream(
-                    request, completion_id, model, answer, include_usage=include_usage
+                    request,
+                    completion_id,
+                    model,
+                    answer,
+                    include_usage=include_usage,
+                    stall=reply.stall,
                 )
             message: dict[str, Any] = {
                 "role": "assistant",
@@ -465,6 +472,7 @@ class FakeOpenAI:
         answer: _Answer,
         *,
         include_usage: bool,
+        stall: tuple[int, float] | None = None,
     ) -> web.StreamResponse:
         response = web.StreamResponse(
             headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
@@ -501,7 +509,9 @@ class FakeOpenAI:
         if include_usage:
             events.append({**chunk({}), "choices": [], "usage": answer.usage})
         try:
-            for event in events:
+            for sent, event in enumerate(events):
+                if stall is not None and sent == stall[0]:
+                    await asyncio.sleep(stall[1])
                 await response.write(f"data: {_dumps(event)}\n\n".encode())
             await response.write(b"data: [DONE]\n\n")
             await response.write_eof()
