@@ -448,3 +448,46 @@ async def test_pruning_a_saver_that_cannot_says_so() -> None:
     await ask(build_graph(saver), "t", "hello")
     assert await prune_thread(saver, "t") is False
     assert len(await thread_texts(build_graph(saver), "t")) == 2
+
+
+async def test_pruning_postgres_deletes_what_langgraphs_own_prune_deletes(
+    pg_url: str, tmp_path: Path
+) -> None:
+    """Ours gathers LangGraph's per-channel blob deletes into one statement: two threads
+    with the same turns, one pruned by each, must keep exactly the same rows."""
+    ours, theirs = f"test-{uuid.uuid4().hex}", f"test-{uuid.uuid4().hex}"
+
+    async def rows(saver: BaseCheckpointSaver[Any], thread: str) -> dict[str, list[Any]]:
+        found: dict[str, list[Any]] = {}
+        async with saver.conn.connection() as conn:  # type: ignore[attr-defined]
+            for table, columns in (
+                ("checkpoints", "checkpoint_ns, parent_checkpoint_id IS NULL"),
+                # A version is a counter and a random part: the counters must agree.
+                ("checkpoint_blobs", "checkpoint_ns, channel, split_part(version, '.', 1)"),
+                ("checkpoint_writes", "checkpoint_ns, channel"),
+            ):
+                cursor = await conn.execute(
+                    f"SELECT {columns} FROM {table} WHERE thread_id = %s ORDER BY 1, 2",
+                    (thread,),
+                )
+                found[table] = [tuple(r.values()) for r in await cursor.fetchall()]
+        return found
+
+    async with open_checkpointer(pg_url, tmp_path / "unused.sqlite") as saver:
+        try:
+            graph = build_trimming_graph(saver)
+            for turn in range(8):
+                for thread in (ours, theirs):
+                    await ask(graph, thread, f"question {turn}")
+            before = await rows(saver, ours)
+            assert await prune_thread(saver, ours)
+            await saver.aprune([theirs], strategy="keep_latest")  # type: ignore[attr-defined]
+            kept = await rows(saver, ours)
+            assert kept == await rows(saver, theirs)
+            assert len(kept["checkpoints"]) == 1
+            assert len(kept["checkpoint_blobs"]) < len(before["checkpoint_blobs"])
+            await ask(graph, ours, "after pruning")
+            assert (await thread_texts(graph, ours))[-1] == "answer: after pruning"
+        finally:
+            await saver.adelete_thread(ours)
+            await saver.adelete_thread(theirs)

@@ -16,8 +16,22 @@ import logging
 import sqlite3
 from typing import Any
 
+import psycopg
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from psycopg.rows import dict_row
+
+# LangGraph's own keep_latest statements for Postgres; without them (another version of
+# langgraph-checkpoint-postgres) pruning falls back to its aprune, statement by statement.
+try:
+    from langgraph.checkpoint.postgres import base as _postgres_rules
+
+    _KEEP_LATEST = _postgres_rules._keep_latest
+    _REFUSE_DELTA = _postgres_rules._refuse_delta_threads
+    _BLOBS_SQL = _postgres_rules.PRUNE_BLOBS_SQL
+except (ImportError, AttributeError):  # pragma: no cover - another LangGraph version
+    _postgres_rules = None  # type: ignore[assignment]
 
 __all__ = ["prune_thread"]
 
@@ -40,6 +54,8 @@ async def prune_thread(checkpointer: BaseCheckpointSaver[Any], thread_id: str) -
     """
     if isinstance(checkpointer, AsyncSqliteSaver):
         return await _prune_sqlite(checkpointer, thread_id)
+    if isinstance(checkpointer, AsyncPostgresSaver) and _postgres_rules is not None:
+        return await _prune_postgres(checkpointer, thread_id)
     try:
         # AsyncPostgresSaver implements keep_latest; the base class raises.
         await checkpointer.aprune([thread_id], strategy="keep_latest")
@@ -47,6 +63,62 @@ async def prune_thread(checkpointer: BaseCheckpointSaver[Any], thread_id: str) -
         log.debug("not pruning thread %s with %s: %s", thread_id, type(checkpointer), exc)
         return False
     return True
+
+
+# --- Postgres -----------------------------------------------------------------
+
+# Every garbage blob of one namespace in one statement: LangGraph's aprune sends one
+# DELETE per channel, about 60 round trips a turn here (12.6 ms, 6.9 ms of CPU).
+_BATCHED_BLOBS_SQL = """
+DELETE FROM checkpoint_blobs b
+USING unnest(%s::text[], %s::text[]) AS garbage(channel, version)
+WHERE b.thread_id = %s AND b.checkpoint_ns = %s
+AND b.channel = garbage.channel AND b.version = garbage.version
+"""
+
+
+async def _prune_postgres(saver: AsyncPostgresSaver, thread_id: str) -> bool:
+    """AsyncPostgresSaver.aprune(keep_latest) for one thread: LangGraph's statements,
+    in its transaction, but the per-channel blob deletes gathered into one."""
+    pool = saver.conn
+    assert not isinstance(pool, psycopg.AsyncConnection), "teamrag opens the saver on a pool"
+    async with pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
+        try:
+            await _run(cur, _REFUSE_DELTA([thread_id]))
+        except NotImplementedError as exc:
+            log.debug("not pruning thread %s: %s", thread_id, exc)
+            return False
+        async with conn.transaction():
+            await _run(cur, _KEEP_LATEST(thread_id))
+    return True
+
+
+async def _run(cur: psycopg.AsyncCursor[Any], statements: Any) -> None:
+    """Run LangGraph's prune statements (each yields sql, params, fetch and is sent the
+    rows back), holding its blob deletes until the next other statement, or the end."""
+    garbage: dict[tuple[str, str], tuple[list[str], list[str]]] = {}
+
+    async def flush() -> None:
+        for (thread, ns), (channels, versions) in garbage.items():
+            await cur.execute(_BATCHED_BLOBS_SQL, (channels, versions, thread, ns))
+        garbage.clear()
+
+    rows: list[Any] | None = None  # None: the first statement is still to come
+    try:
+        while True:
+            sql, params, fetch = next(statements) if rows is None else statements.send(rows)
+            if sql == _BLOBS_SQL:
+                thread, ns, channel, channel_versions = params
+                channels, versions = garbage.setdefault((thread, ns), ([], []))
+                channels += [channel] * len(channel_versions)
+                versions += list(channel_versions)
+                rows = []
+                continue
+            await flush()
+            await cur.execute(sql, params, prepare=False)
+            rows = await cur.fetchall() if fetch else []
+    except StopIteration:
+        await flush()
 
 
 # --- SQLite -------------------------------------------------------------------
