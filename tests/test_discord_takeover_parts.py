@@ -302,3 +302,4 @@ async def test_a_refused_rich_answer_is_sent_plainly_in_the_places_it_had_reache
     ]
     assert said.index("#part-A") < said.index("#part-B") < said.index("#part-C")
     assert not any(m["embeds"] for m in replies)
+    assert not bot.fake.calls_to(DELETE_MESSAGE)  # edited where they were, nothing re-sent

@@ -8,12 +8,13 @@ place in the answer), are posted when the answer is done. Each part is noted too
 finds every message already on screen (:func:`noted_parts`) and :class:`ReplyParts` puts
 each of its own parts there:
 
-- a part a dead worker posted at the same place is edited, not posted again, as long as
-  every message before it is where it was;
+- a part a dead worker posted at the same place is edited, not posted again;
 - a part it had not reached yet is posted (and noted);
-- a noted part the platform says is gone (a user deleted it) is posted anew, and since
-  a new message lands at the end of the thread, every later part follows it: each old
-  one is deleted and its part posted after it, so the answer still reads in order;
+- a noted part the platform says is gone (a user deleted it) is posted anew. A new
+  message lands at the end of the thread, so every later part already there is above
+  it now: each of those is deleted and posted again after it, and the answer still
+  reads in order. The same holds when the first message itself had to be posted anew
+  (:meth:`ReplyParts.moved`);
 - when the answer now has fewer messages than the dead worker posted, the extra parts
   are deleted.
 
@@ -90,9 +91,9 @@ class ReplyParts:
     def __init__(self, noted: Mapping[int, str] | None = None, note: NotePart = _no_note) -> None:
         self._ids: dict[int, str] = {i: m for i, m in (noted or {}).items() if i >= 1 and m}
         self._note = note
-        # Every message of the reply so far is where it was: the next noted part is below
-        # it and may be edited in place.
-        self._in_place = True
+        # Parts that are no longer where they belong: a message before them was posted
+        # anew, at the end of the thread, so they are above it now.
+        self._out_of_order: set[int] = set()
 
     @property
     def ids(self) -> dict[int, str]:
@@ -100,27 +101,27 @@ class ReplyParts:
         return dict(self._ids)
 
     def moved(self) -> None:
-        """A message before the parts was posted anew, at the end of the thread: the parts
-        already posted are above it now, so each one is posted again after it (and the
-        old one deleted) rather than edited."""
-        if self._ids and self._in_place:
+        """The reply's first message was posted anew, at the end of the thread: the parts
+        already posted are above it now, so each is posted again after it (and the old
+        one deleted) rather than edited."""
+        if self._ids:
             log.info("the reply's first message was posted anew; its later parts follow it")
-        self._in_place = False
+        self._out_of_order = set(self._ids)
 
     async def put(self, channel: PartChannel[M], index: int, message: M) -> str:
         """Show ``message`` as part ``index`` (>= 1) of the reply; the message's id."""
         old = self._ids.get(index)
-        if old and self._in_place:
+        if old and index not in self._out_of_order:
             try:
                 await channel.edit(old, message)
                 return old
             except Gone:
                 log.info("part %d of the reply (%s) is gone; posting it anew", index, old)
-                self._in_place = False
-                old = None
-        if old:  # above the message before it now: out of order, so it goes
+        elif old:  # above the message before it now: it goes, and is posted after it
             await self._delete(channel, old)
         posted = await channel.post(index, message)
+        # Posted at the end of the thread: every later part already there is above it now.
+        self._out_of_order = {i for i in self._ids if i > index}
         self._ids[index] = posted
         await self._note(index, posted)
         return posted
