@@ -10,8 +10,10 @@ start it again."""
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import AsyncIterator
+from typing import Any
 
 import psycopg
 import pytest
@@ -19,7 +21,13 @@ import redis
 
 from tests.discord_support import has_feedback, loading, until
 from tests.fakes.discord_payloads import BOT_ID
-from tests.fakes.discord_rest import ORIGINAL, START_THREAD
+from tests.fakes.discord_rest import (
+    CHANNEL_MESSAGE,
+    EDIT_FOLLOWUP,
+    FOLLOWUP,
+    ORIGINAL,
+    START_THREAD,
+)
 from tests.fakes.discord_server import GENERAL, GUILD_ID, FakeDiscord
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_server import FakeSlack
@@ -158,4 +166,72 @@ async def test_a_shard_process_killed_answering_a_mention_loses_nothing(
     opened = [c for c in fake.calls_to(START_THREAD) if str(asked) in c.path]
     assert len(opened) == 1, shards.logs()
     assert [m for m in fake.bot_messages(GENERAL) if m["id"] not in before] == []
+    await until(shards.drained, f"the entry to finish\n{shards.logs()}")
+
+
+# Three paragraphs of about 1,700 characters: the answer is three messages, one each.
+SENTENCE = "Postgres backups are kept for 35 days and restored from the nightly copy [1]. "
+THREE_PARTS = "\n\n".join(f"#part-{name} " + SENTENCE * 22 for name in "ABC")
+
+
+def marks(messages: list[dict[str, Any]]) -> list[str]:
+    """Which paragraphs each message shows, in order ('' for one showing none)."""
+    return ["".join(n for n in "ABC" if f"#part-{n}" in m["content"]) for m in messages]
+
+
+def part_c(body: Any) -> bool:
+    return "#part-C" in json.dumps(body)
+
+
+async def test_a_process_killed_after_part_two_of_a_mention_answer_leaves_each_part_once(
+    shards: Shards, fake_llm: FakeOpenAI
+) -> None:
+    tagged_answers(fake_llm, THREE_PARTS)
+    fake = shards.fake
+    # The third message never leaves the first process: it is killed while sending it.
+    fake.hold(CHANNEL_MESSAGE, when=part_c)
+    asked = await fake.say(f"<@{BOT_ID}> How long are backups kept? #dparts-1")
+    victim, survivor = await shards.answering(f"discord:{GUILD_ID}:{asked}:{asked}")
+    await until(lambda: fake.held(CHANNEL_MESSAGE), f"the third message\n{shards.logs()}")
+    left = fake.bot_messages(asked)
+    assert marks(left) == ["A", "B"], shards.logs()
+    victim.kill()
+    replies = await until(
+        lambda: (found := fake.bot_messages(asked)) and has_feedback(found[-1]) and found,
+        f"the survivor to finish the answer\n{shards.logs()}",
+        timeout=60,
+    )
+    fake.release()
+    assert marks(replies) == ["A", "B", "C"], shards.logs()
+    # The dead process's two messages became the answer's first two; only the third is new.
+    assert [m["id"] for m in replies[:2]] == [m["id"] for m in left], shards.logs()
+    assert not any("Thinking" in m["content"] for m in replies)
+    assert "#dparts-1: #part-A" in replies[0]["content"]
+    assert "taking over turn" in survivor.log(0), survivor.log()
+    await until(shards.drained, f"the entry to finish\n{shards.logs()}")
+
+
+async def test_a_process_killed_after_an_ask_answers_first_followup_leaves_each_part_once(
+    shards: Shards, fake_llm: FakeOpenAI
+) -> None:
+    tagged_answers(fake_llm, THREE_PARTS)
+    fake = shards.fake
+    fake.hold(FOLLOWUP, when=part_c)
+    interaction = await fake.slash("How long are backups kept? #dparts-2")
+    victim, survivor = await shards.answering(f"discord:{GUILD_ID}:{GENERAL}:{interaction}")
+    await until(lambda: fake.held(FOLLOWUP), f"the second followup\n{shards.logs()}")
+    (followup,) = fake.followups(interaction)
+    victim.kill()
+
+    def answer() -> list[dict[str, Any]] | None:
+        found = [fake.original(interaction), *fake.followups(interaction)]
+        return found if has_feedback(found[-1]) else None
+
+    messages = await until(answer, f"the survivor to finish\n{shards.logs()}", timeout=60)
+    fake.release()
+    assert marks(messages) == ["A", "B", "C"], shards.logs()
+    assert messages[1]["id"] == followup["id"], shards.logs()  # edited, not sent again
+    edits = [c.status for c in fake.calls_to(EDIT_FOLLOWUP) if f"token-{interaction}" in c.path]
+    assert edits == [200], shards.logs()
+    assert "taking over turn" in survivor.log(0), survivor.log()
     await until(shards.drained, f"the entry to finish\n{shards.logs()}")

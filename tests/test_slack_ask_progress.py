@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from adapters.chat.live import RunTurn
-from adapters.slack.live import PROGRESS_UPDATES
+from adapters.slack.response_url import PROGRESS_UPDATES
 from agent.events import Event, Progress, Turn
 from agent.retrieval.knowledge_base import KnowledgeBase
 from tests.fakes.slack_server import Call, FakeSlack

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import re
 import time
 import uuid
@@ -456,6 +457,65 @@ async def test_a_worker_killed_mid_answer_leaves_no_lock_and_its_turn_is_finishe
                 assert group["pending"] == 0, (stream, group, team.logs())
     finally:
         client.close()
+
+
+# Three paragraphs of about 8,000 characters: Slack takes 10,000 per answer message, so
+# the answer is three messages, one paragraph each.
+SENTENCE = "Postgres backups are kept for 35 days and restored from the nightly copy [1]. "
+THREE_PARTS = "\n\n".join(f"#part-{name} " + SENTENCE * 100 for name in "ABC")
+
+
+def noted_parts(redis_url: str) -> list[str]:
+    """The ts of every reply part noted with a queued Slack turn."""
+    client = redis.Redis.from_url(redis_url, decode_responses=True)
+    try:
+        return [
+            ts
+            for key in client.scan_iter(match="*queue:slack:notes:*")
+            for name, ts in client.hgetall(key).items()
+            if name.startswith("reply_part_") and ts
+        ]
+    finally:
+        client.close()
+
+
+async def test_a_worker_killed_after_part_two_of_three_leaves_each_part_once(
+    world: World, team: Team, fake_llm: FakeOpenAI
+) -> None:
+    tagged_answers(fake_llm, THREE_PARTS)
+    asker = Asker(slack_id("T"), world.general)
+    # The third message never leaves the first worker: it is killed while sending it.
+    world.slack.hold("chat.postMessage", when=lambda args: "#part-C" in json.dumps(args))
+    asked = await ask(team.sender(0), "How long are backups kept? #parts-1", asker)
+    thread = (world.general, asked["ts"])
+    bound = f"[thread=slack:{asker.team}:{asker.channel}:{asked['ts']} "
+    victim = await until(
+        lambda: next((w for w in team.workers if bound in w.log(0)), None),
+        what=f"a worker to start answering\n{team.logs()}",
+    )
+    (survivor,) = [w for w in team.workers if w is not victim]
+    await until(
+        lambda: world.slack.held("chat.postMessage"),
+        what=f"the victim to send the third message\n{team.logs()}",
+    )
+    left = world.slack.replies(*thread)
+    assert [m.ts for m in left[1:]] == noted_parts(world.redis_url), team.logs()  # part 2 noted
+    victim.kill()
+    replies = await until(
+        lambda: (found := world.slack.replies(*thread)) and found[-1].feedback_values() and found,
+        timeout=60,
+        what=f"the survivor to finish the answer\n{team.logs()}",
+    )
+    said = [m.markdown + m.text for m in replies]
+    assert [[f"#part-{n}" in t for n in "ABC"] for t in said] == [
+        [True, False, False], [False, True, False], [False, False, True]
+    ], team.logs()  # fmt: skip
+    # The dead worker's two messages became the answer's first two; only the third is new.
+    assert [m.ts for m in replies[:2]] == [m.ts for m in left], team.logs()
+    assert "Thinking" not in json.dumps([(m.blocks, m.tasks) for m in replies])
+    assert all(status == "complete" for _, status in replies[0].tasks.values()), replies[0].tasks
+    assert tags_in(said[:1]) == ["#parts-1"]
+    assert "taking over turn" in survivor.log(0), survivor.log()
 
 
 async def test_questions_acknowledged_by_a_worker_that_dies_at_once_are_still_answered(

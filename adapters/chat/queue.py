@@ -64,9 +64,10 @@ class TurnQueue(Protocol):
 
     async def note(self, job: Job, **fields: str) -> None:
         """Remember ``fields`` with the queued ``job`` (the id of the reply message it
-        opened, say), so a worker that takes the job over finds them in ``job.notes``
-        and repairs that message instead of leaving it behind. Never raises: a note
-        that cannot be kept costs only that repair."""
+        opened, or of a later part of a long answer), so a worker that takes the job
+        over finds them in ``job.notes`` and repairs those messages instead of leaving
+        them behind or posting them again. Never raises: a note that cannot be kept
+        costs only that repair."""
         ...
 
 

@@ -11,9 +11,10 @@ which answers it from the start. An entry that several workers failed in a row
 cannot stall a thread.
 
 A worker notes what a successor would need to repair (:meth:`RedisTurnQueue.note`: the
-reply message it opened) in a small hash per entry; a worker that takes the entry over
-reads it into ``Job.notes``, so it edits that message into the answer rather than
-posting a second one beside a "Thinking…" that never ends.
+reply message it opened, and each later message of a long answer as it posts it) in a
+small hash per entry; a worker that takes the entry over reads it into ``Job.notes``, so
+it edits those messages into its answer rather than posting a second reply beside a
+"Thinking…" that never ends, or the answer's tail twice (:mod:`adapters.chat.parts`).
 
 Jobs of one conversation run in the order they were queued, whichever worker
 reads them: each thread has a list of its queued entry ids, and a job waits

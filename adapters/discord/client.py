@@ -97,7 +97,7 @@ class TeamragClient(discord.Client):
 
 async def _handle(client: TeamragClient, job: Job) -> None:
     if job.kind == ASK_JOB:
-        await answer_asked(client.teamrag, client, job)
+        await answer_asked(client.teamrag, client, client.queue, job)
     elif job.kind == MESSAGE_JOB:
         await answer_message(client.teamrag, client, client.queue, job)
     else:

@@ -13,6 +13,13 @@ the interaction token is gone it carries on with a fallback poster (a message in
 channel, or a DM for a private question) from the message it had reached; when
 Discord refuses the rich answer it sends the plain text instead. Either way the asker
 gets the answer or a reason.
+
+An answer longer than one message has *parts* after its first (:mod:`adapters.chat.parts`):
+each poster puts them through a :class:`~adapters.chat.parts.ReplyParts`, which notes each
+with the queued turn as it is posted and, when a process takes the turn over from one
+that died, edits the parts already in the channel instead of posting them again
+(:mod:`adapters.discord.parts` has the Discord side). A second pass over the answer (the
+plain text after a refused rich answer) edits the first pass's parts the same way.
 """
 
 from __future__ import annotations
@@ -26,9 +33,11 @@ import discord
 
 from adapters.chat.feedback import remember_for_buttons
 from adapters.chat.live import LiveView, relay
+from adapters.chat.parts import ReplyParts
 from adapters.chat.phrases import phrase
 from adapters.chat.services import ChatServices
 from adapters.discord.buttons import feedback_view
+from adapters.discord.parts import ChannelParts, Part
 from adapters.discord.render import (
     CONTENT_LIMIT,
     Outgoing,
@@ -58,6 +67,9 @@ class Poster(Protocol):
 
     async def put(self, index: int, message: Outgoing, view: discord.ui.View | None) -> None:
         """Deliver message ``index`` of the answer: 0 replaces the progress message."""
+
+    async def done(self, count: int) -> None:
+        """The answer has ``count`` messages: clear any part posted beyond them."""
 
 
 class InteractionPoster:
@@ -95,6 +107,9 @@ class InteractionPoster:
                 raise TokenGone(str(exc)) from exc
             raise
 
+    async def done(self, count: int) -> None:
+        return None  # answers in one process only: nothing to clear
+
     def _check_age(self) -> None:
         if self.interaction.is_expired():
             raise TokenGone("the interaction token is older than 15 minutes")
@@ -123,9 +138,10 @@ class ChannelPoster:
     ``reference``: the message the answer replies to. ``mention`` starts the first message
     with the asker's mention, for answers that land in a channel without the interaction
     that tied them to the asker. ``first``: a message posted for this answer already (by
-    a process that stopped half-way), edited instead of posting another. ``opened`` is
-    told the first message's id once it is posted, so that a process taking the answer
-    over can be given it as ``first``.
+    a process that stopped half-way), edited instead of posting another; one deleted
+    meanwhile is posted anew. ``opened`` is told the first message's id once it is
+    posted, so that a process taking the answer over can be given it as ``first``.
+    ``parts``: the answer's later messages, with those a dead process noted.
     """
 
     def __init__(
@@ -136,6 +152,7 @@ class ChannelPoster:
         mention: Mentionable | None = None,
         first: discord.Message | discord.PartialMessage | None = None,
         opened: Opened | None = None,
+        parts: ReplyParts | None = None,
     ) -> None:
         self._target = target
         self._resolved: discord.abc.Messageable | None = None
@@ -143,16 +160,24 @@ class ChannelPoster:
         self._mention = mention
         self._first = first
         self._opened = opened
+        self._parts = parts or ReplyParts()
 
     async def progress(self, content: str) -> None:
-        if self._first is None:
-            await self._open(await self._send(self._lead(content)))
-        else:
-            await self._first.edit(content=self._lead(content))
+        if self._first is not None:
+            try:
+                await self._first.edit(content=self._lead(content))
+                return
+            except discord.NotFound:
+                log.info("the progress message was deleted; posting it anew")
+        await self._open(await self._send(self._lead(content)))
 
     async def put(self, index: int, message: Outgoing, view: discord.ui.View | None) -> None:
-        content = self._lead(message.content) if index == 0 else message.content
-        if index == 0 and self._first is not None:
+        if index > 0:
+            channel = ChannelParts(await self._where())
+            await self._parts.put(channel, index, Part(message, view))
+            return
+        content = self._lead(message.content)
+        if self._first is not None:
             try:
                 await self._first.edit(
                     content=content or None, embeds=list(message.embeds), view=view
@@ -160,12 +185,16 @@ class ChannelPoster:
                 return
             except discord.NotFound:
                 log.info("the progress message was deleted; posting the answer anew")
-        sent = await self._send(content, embeds=message.embeds, view=view, reply=index == 0)
-        if index == 0:
-            await self._open(sent)
+        await self._open(await self._send(content, embeds=message.embeds, view=view))
+
+    async def done(self, count: int) -> None:
+        await self._parts.clear(ChannelParts(await self._where()), count)
 
     async def _open(self, first: discord.Message) -> None:
+        """The first message was posted (not edited): parts a dead process left are above
+        it now, so they follow it (:meth:`ReplyParts.moved`)."""
         self._first = first
+        self._parts.moved()
         if self._opened is not None:
             await self._opened(first.id)
 
@@ -175,11 +204,10 @@ class ChannelPoster:
         *,
         embeds: tuple[discord.Embed, ...] = (),
         view: discord.ui.View | None = None,
-        reply: bool = True,
     ) -> discord.Message:
         target = await self._where()
         extra: dict[str, Any] = {} if view is None else {"view": view}
-        if reply and self._reference is not None:
+        if self._reference is not None:
             extra |= {"reference": self._reference, "mention_author": False}
         if self._mention is not None:
             extra["allowed_mentions"] = discord.AllowedMentions(
@@ -248,6 +276,7 @@ class LiveMessage:
         for index, message in enumerate(messages):
             buttons = view if index == last else None
             await self._deliver(partial(_put, index=index, message=message, view=buttons))
+        await self.poster.done(len(messages))
 
     async def _deliver(self, action: Callable[[Poster], Awaitable[None]]) -> None:
         try:

@@ -10,7 +10,12 @@ when Discord no longer knows the token, the answer goes to the channel (mentioni
 asker) or, for a private question, to the asker's DMs.
 
 A deferred interaction's "thinking…" is the original response itself, so a process that
-takes a job over edits the same message: no second reply, nothing stuck.
+takes a job over edits the same message: no second reply, nothing stuck. A long answer's
+followups are noted with the job as they are sent (:mod:`adapters.chat.parts`), so that
+process edits the followups already sent too (through the same webhook), sends only the
+missing ones and deletes those beyond a shorter answer: the answer's tail never shows
+twice. An answer that had to leave the interaction (its token died) for the channel is
+not noted: a process taking it over would find the token dead too, and posts it again.
 """
 
 from __future__ import annotations
@@ -22,9 +27,11 @@ from typing import Any, cast
 
 import discord
 
-from adapters.chat.queue import Job
+from adapters.chat.parts import Gone, ReplyParts, noted_parts, part_note
+from adapters.chat.queue import Job, TurnQueue
 from adapters.discord.live import ChannelPoster, Poster, TokenGone, answer, token_gone
 from adapters.discord.options import Adapter
+from adapters.discord.parts import Part
 from adapters.discord.render import Outgoing
 from adapters.discord.turns import turn_fields, turn_of
 from agent.events import Turn
@@ -72,17 +79,27 @@ def ask_job(asked: Asked, turn: Turn, language: str) -> Job:
     return Job(ASK_JOB, turn.thread_id, payload, event_id=f"interaction-{asked.interaction_id}")
 
 
-async def answer_asked(adapter: Adapter, client: discord.Client, job: Job) -> None:
+async def answer_asked(
+    adapter: Adapter, client: discord.Client, queue: TurnQueue, job: Job
+) -> None:
     """Answer a queued interaction (on whichever process read it)."""
     asked = Asked(**job.payload["asked"])
     turn = turn_of(job.payload["turn"])
     language = str(job.payload["language"])
     # The webhook needs the client's HTTP session and state (for the feedback buttons).
     await client.wait_until_ready()
+
+    async def note(index: int, message_id: str) -> None:
+        await queue.note(job, **{part_note(index): message_id})
+
+    parts = ReplyParts(noted_parts(job.notes), note)
     fallback = _fallback(client, asked)
-    poster: Poster = WebhookPoster(client, asked) if asked.deferred else fallback
+    poster: Poster = WebhookPoster(client, asked, parts) if asked.deferred else fallback
     if job.attempt > 1:
-        log.info("finishing interaction %s left by a stopped process", asked.interaction_id)
+        log.info(
+            "finishing interaction %s left by a stopped process (followups %s)",
+            asked.interaction_id, sorted(parts.ids.values()),
+        )  # fmt: skip
     with bind(thread_id=turn.thread_id, event_id=job.event_id):
         await answer(
             adapter.services,
@@ -99,8 +116,11 @@ class WebhookPoster:
     same calls as ``Interaction.edit_original_response`` and ``followup.send``, made
     without the ``Interaction`` object (which only the receiving process has)."""
 
-    def __init__(self, client: discord.Client, asked: Asked) -> None:
+    def __init__(
+        self, client: discord.Client, asked: Asked, parts: ReplyParts | None = None
+    ) -> None:
         self._asked = asked
+        self._parts = parts or ReplyParts()
         # An application webhook (type 3), as ``Interaction.followup`` builds it: only
         # those may send ephemeral followups, and with the client's state the feedback
         # buttons are dispatched to this client.
@@ -118,24 +138,66 @@ class WebhookPoster:
         if index == 0:
             await self._call(self._edit_original(content=message.content or None, **fields))
             return
-        if message.content:
-            fields["content"] = message.content
-        await self._call(self._webhook.send(ephemeral=self._asked.private, wait=True, **fields))
+        await self._parts.put(WebhookParts(self), index, Part(message, view))
+
+    async def done(self, count: int) -> None:
+        await self._parts.clear(WebhookParts(self), count)
+
+    async def followup(self, part: Part) -> str:
+        fields: dict[str, Any] = {"embeds": list(part.message.embeds)}
+        if part.view is not None:
+            fields["view"] = part.view
+        if part.message.content:
+            fields["content"] = part.message.content
+        sent = await self._call(
+            self._webhook.send(ephemeral=self._asked.private, wait=True, **fields)
+        )
+        return str(sent.id)
+
+    async def edit_followup(self, message_id: str, part: Part) -> None:
+        await self._call(self._webhook.edit_message(int(message_id), **part.fields()))
+
+    async def delete_followup(self, message_id: str) -> None:
+        await self._call(self._webhook.delete_message(int(message_id)))
 
     def _edit_original(self, **fields: Any) -> Any:
         # "@original" is the interaction's first response, as Discord names it.
         return self._webhook.edit_message("@original", **fields)  # type: ignore[call-overload]
 
-    async def _call(self, request: Any) -> None:
+    async def _call(self, request: Any) -> Any:
         if discord.utils.utcnow() >= self._asked.expires:
             request.close()  # not sent: the token is dead
             raise TokenGone("the interaction token is older than 15 minutes")
         try:
-            await request
+            return await request
         except discord.HTTPException as exc:
             if token_gone(exc):
                 raise TokenGone(str(exc)) from exc
             raise
+
+
+class WebhookParts:
+    """An interaction's followups as a reply's parts (a
+    :class:`~adapters.chat.parts.PartChannel`): any holder of the token may edit or delete
+    them by id, for the token's 15 minutes."""
+
+    def __init__(self, poster: WebhookPoster) -> None:
+        self._poster = poster
+
+    async def post(self, index: int, part: Part) -> str:
+        return await self._poster.followup(part)
+
+    async def edit(self, message_id: str, part: Part) -> None:
+        try:
+            await self._poster.edit_followup(message_id, part)
+        except discord.NotFound as exc:
+            raise Gone(str(exc)) from exc
+
+    async def delete(self, message_id: str) -> None:
+        try:
+            await self._poster.delete_followup(message_id)
+        except discord.NotFound as exc:
+            raise Gone(str(exc)) from exc
 
 
 def _fallback(client: discord.Client, asked: Asked) -> Poster:

@@ -6,9 +6,13 @@ reads the job (another shard's, if this one dies mid-answer: :mod:`adapters.chat
 hands it over) opens the thread, posts "⏳ Thinking…" and edits it into the answer,
 all through the REST API, which needs nothing of the shard the message came on.
 
-The progress message's id is noted with the job once posted (:meth:`TurnQueue.note`):
-a process that takes the job over edits that message into the answer instead of
-leaving it at "Thinking…" beside a second reply. The thread needs no note: a thread
+The progress message's id is noted with the job once posted (:meth:`TurnQueue.note`),
+and so is each later message of a long answer (:mod:`adapters.chat.parts`): a process
+that takes the job over edits those messages into its answer instead of leaving one at
+"Thinking…" beside a second reply or posting the answer's tail twice; it posts only the
+parts the dead process had not reached and deletes those beyond a shorter answer. A
+message a user deleted meanwhile is posted anew, with the later parts after it, so the
+answer still reads in order. The thread needs no note: a thread
 started from a message has the message's id, and Discord refuses a second one (160004),
 so a process that finds the thread already open answers in it.
 """
@@ -21,6 +25,7 @@ from typing import Literal
 
 import discord
 
+from adapters.chat.parts import ReplyParts, noted_parts, part_note
 from adapters.chat.queue import Job, TurnQueue
 from adapters.discord.live import ChannelPoster, answer
 from adapters.discord.options import Adapter
@@ -82,9 +87,16 @@ async def answer_message(
     async def opened(message_id: int, channel_id: int) -> None:
         await queue.note(job, **{REPLY_ID: str(message_id), REPLY_CHANNEL: str(channel_id)})
 
+    async def noted_part(index: int, message_id: str) -> None:
+        await queue.note(job, **{part_note(index): message_id})
+
     left, left_in = job.notes.get(REPLY_ID), job.notes.get(REPLY_CHANNEL)
+    parts = ReplyParts(noted_parts(job.notes), noted_part)
     if left and left_in:
-        log.info("taking over reply %s left by a stopped process", left)
+        log.info(
+            "taking over reply %s and its parts %s left by a stopped process",
+            left, sorted(parts.ids.values()),
+        )  # fmt: skip
         in_thread = where.opens_thread and int(left_in) != where.channel_id
         channel_id = int(left_in)
     elif where.opens_thread:
@@ -101,6 +113,7 @@ async def answer_message(
         reference=where.reference() if where.reply or inline else None,
         first=channel.get_partial_message(int(left)) if left and left_in else None,
         opened=lambda message_id: opened(message_id, channel_id),
+        parts=parts,
     )
     with bind(thread_id=turn.thread_id, event_id=job.event_id):
         await answer(adapter.services, turn, poster, language=language)

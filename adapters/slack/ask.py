@@ -5,7 +5,8 @@ Slack needs the command acknowledged within 3 seconds: the gates run, the questi
 queued, and the acknowledgement says "thinking" to the asker of a private question.
 Where the bot cannot post (a channel it is not in), and for a private question, the
 answer goes through the command's ``response_url``: a few progress updates, then the
-answer, within the five uses Slack allows (:class:`~adapters.slack.live.ResponseReply`).
+answer, within the five uses Slack allows
+(:class:`~adapters.slack.response_url.ResponseReply`).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from adapters.chat.phrases import language_of, phrase
 from adapters.chat.queue import Job
 from adapters.slack.blocks import progress_message, question_block
 from adapters.slack.bot import ASK, REPLY_TS, SlackBot
-from adapters.slack.delivery import Place, ResponseUrl, slack_error
+from adapters.slack.delivery import Place, slack_error
 from adapters.slack.gates import (
     Asking,
     asking,
@@ -32,8 +33,9 @@ from adapters.slack.gates import (
     rate_limit,
     reading,
 )
-from adapters.slack.live import PostReply, ResponseReply
+from adapters.slack.live import PostReply
 from adapters.slack.markup import escape, plain_question
+from adapters.slack.response_url import ResponseReply, ResponseUrl
 from adapters.slack.turns import PLATFORM, ask_options, thread_key
 from agent.events import Turn
 from agent.plumbing.log_context import bind
@@ -89,7 +91,8 @@ async def answer(bot: SlackBot, job: Job) -> None:
     question = str(job.payload["question"])
     language = language_of(question)
     channel, user = str(body["channel_id"]), str(body["user_id"])
-    url = ResponseUrl(str(body.get("response_url") or ""), bot.retry_handlers)
+    # What a dead worker sent through the URL already is noted with the job.
+    url = ResponseUrl(str(body.get("response_url") or ""), bot.retry_handlers, bot.url_notes(job))
     trigger = f"ask-{body.get('trigger_id')}"
     if job.payload["private"]:
         turn = ask_turn(bot, body, question, trigger)
@@ -98,7 +101,9 @@ async def answer(bot: SlackBot, job: Job) -> None:
         await bot.run(turn, reply, lambda: bot.respond_reason(url, language, "ephemeral"))
         return
     head = (question_block(user, question),)
-    # A worker that died after posting the question's message left it noted: answer there.
+    notes = bot.notes(job)
+    # A worker that died after posting the question's message left it noted (and the parts
+    # of the answer it posted in its thread): answer there.
     ts = job.notes.get(REPLY_TS, "")
     if not ts:
         try:
@@ -115,11 +120,17 @@ async def answer(bot: SlackBot, job: Job) -> None:
             await bot.run(turn, reply, lambda: bot.respond_reason(url, language, "in_channel"))
             return
         ts = str(posted["ts"])
-        await bot.opened(job)(ts, "post")
+        await notes.first(ts, "post")
     await bot.threads.add(thread_key(str(body["team_id"]), channel, ts))
     turn = ask_turn(bot, body, question, ts)
     live = PostReply(
-        bot.client, Place(channel, None), language, bot.render(turn, head), ts=ts, head=head
+        bot.client,
+        Place(channel, None),
+        language,
+        bot.render(turn, head),
+        ts=ts,
+        head=head,
+        notes=notes,
     )
     place = Place(channel, ts)
     await bot.run(turn, live, lambda: bot.post_reason(place, "turn_failed", language))

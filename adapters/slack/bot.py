@@ -7,8 +7,10 @@ it, so that any worker, even another than this one, answers it. Answering
 (:meth:`SlackBot.handle`) runs the turn through :func:`~adapters.chat.live.relay`
 into a live reply. Whatever happens after that, the asker sees an answer or a reason.
 
-The reply's message is noted with the queued job once posted (:meth:`SlackBot.opened`),
-so a worker that takes the job over from a dead one edits that message into the answer.
+The reply's messages are noted with the queued job as they are posted
+(:meth:`SlackBot.notes`: the first one when it opens, each later part of a long answer
+when it is posted), so a worker that takes the job over from a dead one edits those
+messages into its answer instead of posting them again.
 """
 
 from __future__ import annotations
@@ -25,20 +27,22 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.chat.feedback import remember_for_buttons
 from adapters.chat.live import LiveReply, relay
+from adapters.chat.parts import ReplyParts, noted_parts, part_note
 from adapters.chat.phrases import Phrase, language_of, phrase
 from adapters.chat.queue import Job, LocalTurnQueue, TurnQueue
 from adapters.chat.services import ChatServices
 from adapters.slack.blocks import Block, SlackMessage, final_messages
-from adapters.slack.delivery import Place, Render, ResponseUrl
+from adapters.slack.delivery import Place, Render
 from adapters.slack.dm import Conversations
 from adapters.slack.live import (
-    Opened,
     OpenedAtOnce,
     PostReply,
     StatusSteps,
     StreamReply,
     StreamSupport,
 )
+from adapters.slack.parts import ReplyNotes
+from adapters.slack.response_url import ResponseUrl, UrlNotes
 from adapters.slack.threads import ThreadRecord
 from adapters.slack.turns import Incoming, incoming
 from agent.events import Final, Turn
@@ -47,7 +51,8 @@ log = logging.getLogger(__name__)
 
 ANSWER = "slack.answer"  # a mention, a DM, a follow-up, the assistant pane, a shortcut
 ASK = "slack.ask"  # the /ask command
-# The notes a queued job carries about its reply (adapters.chat.queue: TurnQueue.note).
+# The notes a queued job carries about its reply (adapters.chat.queue: TurnQueue.note):
+# its first message, and each later part under adapters.chat.parts.part_note(index).
 REPLY_TS = "reply_ts"
 REPLY_KIND = "reply_kind"
 
@@ -165,11 +170,14 @@ class SlackBot:
         rule = self.services.rules.for_channel(rule_channel)
         turn = message.turn(question, rule.scopes, persona=rule.persona or "")
         render = self.render(turn)
-        opened = self.opened(job)
+        notes = self.notes(job)
         left = job.notes.get(REPLY_TS) if job is not None else None
         left_kind = job.notes.get(REPLY_KIND) if job is not None else None
         if left:
-            log.info("taking over reply %s (%s) left by a stopped worker", left, left_kind)
+            log.info(
+                "taking over reply %s (%s) and its parts %s left by a stopped worker",
+                left, left_kind, sorted(notes.parts.ids.values()),
+            )  # fmt: skip
         reply: LiveReply
         if self.streaming.enabled and not (left and left_kind != "stream"):
             reply = StreamReply(
@@ -180,11 +188,11 @@ class SlackBot:
                 recipient_team=message.user_team,
                 recipient_user=message.user,
                 support=self.streaming,
-                opened=opened,
+                notes=notes,
                 resume_ts=left,
             )
         else:
-            reply = PostReply(self.client, place, language, render, ts=left, opened=opened)
+            reply = PostReply(self.client, place, language, render, ts=left, notes=notes)
         if status_steps:
             reply = StatusSteps(reply, lambda text: self.status(place, text))
         status = asyncio.create_task(self.status(place, phrase("is_thinking", language)))
@@ -215,14 +223,28 @@ class SlackBot:
             except Exception:
                 log.exception("could not even say that answering %s failed", turn.thread_id)
 
-    def opened(self, job: Job | None) -> Opened:
-        """Note a reply's message with its queued job once posted (see the module doc)."""
+    def notes(self, job: Job | None) -> ReplyNotes:
+        """Note a reply's messages with its queued job as they are posted, and hand over
+        the parts a dead worker noted (see the module doc)."""
 
-        async def note(ts: str, kind: str) -> None:
+        async def opened(ts: str, kind: str) -> None:
             if job is not None:
                 await self.queue.note(job, **{REPLY_TS: ts, REPLY_KIND: kind})
 
-        return note
+        async def part(index: int, ts: str) -> None:
+            if job is not None:
+                await self.queue.note(job, **{part_note(index): ts})
+
+        left = noted_parts(job.notes) if job is not None else {}
+        return ReplyNotes(opened, ReplyParts(left, part))
+
+    def url_notes(self, job: Job) -> UrlNotes:
+        """The same for a reply through a response URL (:mod:`adapters.slack.response_url`)."""
+
+        async def note(**fields: str) -> None:
+            await self.queue.note(job, **fields)
+
+        return UrlNotes.of(job.notes, note)
 
     def render(self, turn: Turn, head: tuple[Block, ...] = ()) -> Render:
         async def render(final: Final) -> list[SlackMessage]:

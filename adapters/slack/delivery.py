@@ -1,9 +1,15 @@
-"""Posting an answer's messages, and the plainer message when Slack refuses them.
+"""Putting an answer's messages in the thread, and the plainer message when Slack refuses them.
+
+An answer is one message or several (:func:`~adapters.slack.blocks.final_messages`): the
+first goes into the reply's live message (edited) or is posted, the others are its
+*parts*, each put through :class:`~adapters.chat.parts.ReplyParts`, which notes it with
+the queued turn and, on a take-over, edits the part a dead worker already posted
+instead of posting it twice (:mod:`adapters.slack.parts`).
 
 A reply must never go silent: when Slack rejects a message (a block it does not
 like, a message that can no longer be edited, a channel that changed), the rest of
-the answer is posted again as plain text, saying why. A 429 never gets here: the
-client's retry handler has already waited the ``Retry-After`` Slack asked for and
+the answer is put in the same places as plain text, saying why. A 429 never gets here:
+the client's retry handler has already waited the ``Retry-After`` Slack asked for and
 tried again.
 """
 
@@ -12,18 +18,17 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from slack_sdk.errors import SlackApiError
-from slack_sdk.http_retry.async_handler import AsyncRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
-from slack_sdk.webhook.async_client import AsyncWebhookClient
-from slack_sdk.webhook.webhook_response import WebhookResponse
 
 from adapters.slack.blocks import SlackMessage, plain_texts
+from adapters.slack.parts import ReplyNotes, ThreadParts, gone, slack_error
 from agent.events import Final
 
 log = logging.getLogger(__name__)
+
+__all__ = ["Place", "Render", "deliver", "slack_error"]
 
 # Turns a Final into the messages to post (and remembers the answer for feedback).
 Render = Callable[[Final], Awaitable[list[SlackMessage]]]
@@ -37,10 +42,6 @@ class Place:
     thread_ts: str | None
 
 
-def slack_error(exc: SlackApiError) -> str:
-    return str(exc.response.get("error", "")) if exc.response is not None else ""
-
-
 async def deliver(
     client: AsyncWebClient,
     place: Place,
@@ -48,98 +49,102 @@ async def deliver(
     language: str,
     *,
     edit_ts: str | None = None,
+    start: int = 0,
+    notes: ReplyNotes | None = None,
 ) -> None:
-    """Post ``messages`` in order, the first one edited into ``edit_ts`` when given.
+    """Put ``messages`` in order as the reply's messages ``start``, ``start + 1``, ...
 
-    Later messages go in the thread; for a top-level reply, in the first message's
-    thread. On a Slack error the messages not yet delivered are posted as plain text.
+    Message 0 is edited into ``edit_ts`` when given (posted anew if Slack says it is
+    gone), else posted; either way a posted one is noted as the reply's first. Later
+    ones are parts (see the module doc), in the thread; for a top-level reply, in the
+    first message's thread. Parts beyond the answer's last are deleted. On a Slack error
+    the messages not yet delivered are put as plain text.
     """
+    notes = notes or ReplyNotes()
     thread = place.thread_ts
-    for i, message in enumerate(messages):
+    for offset, message in enumerate(messages):
+        index = start + offset
         try:
-            if i == 0 and edit_ts is not None:
-                await client.chat_update(
-                    channel=place.channel, ts=edit_ts, text=message.text, blocks=message.blocks
-                )
-                posted = edit_ts
-            else:
-                response = await client.chat_postMessage(
-                    channel=place.channel,
-                    thread_ts=thread,
-                    text=message.text,
-                    blocks=message.blocks,
-                )
-                posted = str(response["ts"])
+            posted = await _put(client, place, thread, index, message, edit_ts, notes)
         except SlackApiError as exc:
             log.warning(
                 "Slack refused an answer message (%s); sending it plainly", slack_error(exc)
             )
-            await post_plain(client, Place(place.channel, thread), messages[i:], language)
+            rest = messages[offset:]
+            await _put_plain(client, place, thread, rest, language, index, edit_ts, notes)
             return
         thread = thread or posted
+    await notes.parts.clear(ThreadParts(client, place.channel, thread), start + len(messages))
 
 
-async def post_plain(
-    client: AsyncWebClient, place: Place, messages: Sequence[SlackMessage], language: str
-) -> None:
-    """The last resort: text only. Its errors propagate (the caller logs them)."""
-    for text in plain_texts(messages, language):
-        await client.chat_postMessage(channel=place.channel, thread_ts=place.thread_ts, text=text)
+async def _put(
+    client: AsyncWebClient,
+    place: Place,
+    thread: str | None,
+    index: int,
+    message: SlackMessage,
+    edit_ts: str | None,
+    notes: ReplyNotes,
+    *,
+    last_resort: bool = False,
+) -> str:
+    if index == 0:
+        return await _first(client, place, message, edit_ts, notes)
+    parts = ThreadParts(client, place.channel, thread, last_resort=last_resort)
+    return await notes.parts.put(parts, index, message)
 
 
-RESPONSE_URL_USES = 5  # Slack allows five uses of a response_url, within 30 minutes
+async def _first(
+    client: AsyncWebClient,
+    place: Place,
+    message: SlackMessage,
+    edit_ts: str | None,
+    notes: ReplyNotes,
+) -> str:
+    """The reply's first message: ``edit_ts`` edited, or a new message (noted)."""
+    if edit_ts is not None:
+        try:
+            await client.chat_update(
+                channel=place.channel, ts=edit_ts, text=message.text, blocks=message.blocks
+            )
+            return edit_ts
+        except SlackApiError as exc:
+            if not gone(exc):
+                raise
+            log.info("the reply's message is gone (%s); posting the answer anew", slack_error(exc))
+    response = await client.chat_postMessage(
+        channel=place.channel,
+        thread_ts=place.thread_ts,
+        text=message.text,
+        blocks=message.blocks or None,
+    )
+    posted = str(response["ts"])
+    await notes.first(posted, "post")
+    return posted
 
 
-class ResponseUrl:
-    """A slash command's ``response_url`` (the only way to an ephemeral message that
-    carries blocks), counting its uses: past Slack's five it refuses here rather than
-    spend a request Slack would refuse anyway."""
-
-    def __init__(self, url: str, retry_handlers: list[AsyncRetryHandler]) -> None:
-        self._webhook = AsyncWebhookClient(url, retry_handlers=retry_handlers)
-        self.left = RESPONSE_URL_USES
-
-    async def send(self, **fields: Any) -> WebhookResponse:
-        if self.left <= 0:
-            raise RuntimeError("the response_url's five uses are spent")
-        self.left -= 1
-        return await self._webhook.send(**fields)
-
-
-async def respond_all(
-    url: ResponseUrl,
+async def _put_plain(
+    client: AsyncWebClient,
+    place: Place,
+    thread: str | None,
     messages: Sequence[SlackMessage],
     language: str,
-    *,
-    response_type: str,
-    replace_first: bool = False,
+    index: int,
+    edit_ts: str | None,
+    notes: ReplyNotes,
 ) -> None:
-    """The same through a slash command's response URL. ``replace_first``: the first
-    message replaces the one the URL showed last (the progress, or "Thinking…").
-
-    One use is kept for the plain fallback while more than one message is left; on the
-    URL's last use the rest of a long answer goes as one plain message."""
-    for i, message in enumerate(messages):
-        rest = messages[i:]
-        if url.left < 2 and len(rest) > 1:
-            await _respond_plain(url, rest, language, response_type)
-            return
-        sent = await url.send(
-            text=message.text,
-            blocks=message.blocks,
-            response_type=response_type,
-            replace_original=replace_first and i == 0,
-        )
-        if sent.status_code != 200:
-            log.warning("response_url refused an answer (%s); sending it plainly", sent.body)
-            await _respond_plain(url, rest, language, response_type)
-            return
-
-
-async def _respond_plain(
-    url: ResponseUrl, messages: Sequence[SlackMessage], language: str, response_type: str
-) -> None:
-    plain = "".join(plain_texts(messages, language))
-    sent = await url.send(text=plain, response_type=response_type)
-    if sent.status_code != 200:
-        raise RuntimeError(f"response_url refused the plain answer too: {sent.body}")
+    """The last resort: ``messages`` as plain text, put as the reply's messages from
+    ``index`` on. A message that takes no edit at all is posted anew. Its errors
+    propagate (the caller logs them)."""
+    texts = [SlackMessage(text=t, markdown="", plain=t) for t in plain_texts(messages, language)]
+    for offset, text in enumerate(texts):
+        at = index + offset
+        if at == 0 and edit_ts is not None:
+            try:
+                posted = await _first(client, place, text, edit_ts, notes)
+            except SlackApiError:
+                posted = await _first(client, place, text, None, notes)
+        else:
+            posted = await _put(client, place, thread, at, text, None, notes, last_resort=True)
+        thread = thread or posted
+    await notes.parts.clear(ThreadParts(client, place.channel, thread), index + len(texts))

@@ -7,16 +7,19 @@
   interval: :func:`~adapters.chat.live.relay` throttles). Used where streaming is not
   available, switched off, or after a stream expired (Slack ends a stream that is idle
   too long: ``message_not_in_streaming_state``; the message then takes edits).
-- :class:`ResponseReply`: an ``/ask`` answered through its ``response_url`` (ephemeral
-  answers, or a channel the bot is not in). The URL allows five uses: up to three
-  progress updates, each replacing the last, then the answer in their place.
+
+An ``/ask`` answered through its ``response_url`` (ephemeral answers, or a channel the
+bot is not in) is :class:`~adapters.slack.response_url.ResponseReply`.
 
 :class:`OpenedAtOnce` shows any of them ("Thinking…") before the agent's first step.
 
-A reply says when it has opened its message (``opened(ts, kind)``), so the turn queue can
-note it: a worker that takes the turn over after this one died is built with that
-message (``ts=`` for :class:`PostReply`, ``resume_ts=`` for :class:`StreamReply`) and edits
-it into the answer, rather than leaving a "Thinking…" behind beside a second reply.
+A reply notes its messages with the queued turn as it posts them (:class:`ReplyNotes`:
+the first when it opens, ``notes.first(ts, kind)``, each later part of the answer when it
+is posted). A worker that takes the turn over after this one died is built with the first
+message (``ts=`` for :class:`PostReply`, ``resume_ts=`` for :class:`StreamReply`) and the
+noted parts, and edits them into its answer, rather than leaving a "Thinking…" behind
+beside a second reply or posting the answer's tail twice. A first message that a user
+deleted meanwhile is posted anew (and the parts after it follow it).
 
 ``Final.answer`` is authoritative. A stream can only append, so when the final text
 does not continue what was streamed (the agent rewrote its draft) the stream is
@@ -37,14 +40,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.chat.live import LiveReply, LiveView, Step
 from adapters.chat.phrases import phrase
 from adapters.slack.blocks import ANSWER_PIECE, Block, progress_message
-from adapters.slack.delivery import (
-    Place,
-    Render,
-    ResponseUrl,
-    deliver,
-    respond_all,
-    slack_error,
-)
+from adapters.slack.delivery import Place, Render, deliver, slack_error
+from adapters.slack.parts import ReplyNotes, gone
 from agent.events import Final
 
 log = logging.getLogger(__name__)
@@ -56,18 +53,9 @@ _NO_STREAMING = frozenset(
 )  # fmt: skip
 _EXPIRED = "message_not_in_streaming_state"
 _GONE = "message_not_found"
-# Progress updates through a response URL (of its five uses; the answer keeps two).
-PROGRESS_UPDATES = 3
 # Streamed text is kept within the first half of the first answer piece: split_text never
 # cuts a piece shorter than half its limit, so the final first piece always continues it.
 STREAM_TEXT_LIMIT = (ANSWER_PIECE - 8) // 2
-
-# Told the ts of the reply's message once it is posted, and its kind ("post", "stream").
-Opened = Callable[[str, str], Awaitable[None]]
-
-
-async def _nobody(ts: str, kind: str) -> None:
-    return None
 
 
 @dataclass
@@ -94,14 +82,14 @@ class PostReply:
         *,
         ts: str | None = None,
         head: tuple[Block, ...] = (),
-        opened: Opened = _nobody,
+        notes: ReplyNotes | None = None,
     ) -> None:
         self._client = client
         self._place = place
         self._language = language
         self._render = render
         self._head = head
-        self._opened = opened
+        self._notes = notes or ReplyNotes()
         # The live message, once posted (or given: an /ask placeholder, or the message a
         # dead worker opened for this turn).
         self.ts = ts
@@ -116,15 +104,30 @@ class PostReply:
                 blocks=message.blocks,
             )
             self.ts = str(response["ts"])
-            await self._opened(self.ts, "post")
-        else:
+            await self._notes.first(self.ts, "post")
+            return
+        try:
             await self._client.chat_update(
                 channel=self._place.channel, ts=self.ts, text=message.text, blocks=message.blocks
             )
+        except SlackApiError as exc:
+            if not gone(exc):
+                raise
+            # A user deleted it (the one a dead worker left, say): a new one takes its place.
+            log.info("the reply's message is gone (%s); posting it anew", slack_error(exc))
+            self.ts = None
+            await self.show(view)
 
     async def finish(self, final: Final) -> None:
         messages = await self._render(final)
-        await deliver(self._client, self._place, messages, final.language, edit_ts=self.ts)
+        await deliver(
+            self._client,
+            self._place,
+            messages,
+            final.language,
+            edit_ts=self.ts,
+            notes=self._notes,
+        )
 
 
 @dataclass
@@ -150,7 +153,7 @@ class StreamReply:
         recipient_team: str,
         recipient_user: str,
         support: StreamSupport,
-        opened: Opened = _nobody,
+        notes: ReplyNotes | None = None,
         resume_ts: str | None = None,
     ) -> None:
         """``resume_ts``: the stream a dead worker opened for this turn. What it shows is
@@ -163,7 +166,7 @@ class StreamReply:
         self._render = render
         self._recipient = (recipient_team, recipient_user)
         self._support = support
-        self._opened = opened
+        self._notes = notes or ReplyNotes()
         self._sent = _Sent(diverged=resume_ts is not None)
         self._ts: str | None = resume_ts
         self._resuming = resume_ts is not None  # until this worker first reaches it
@@ -188,12 +191,12 @@ class StreamReply:
                 self._support.refused(slack_error(exc))
                 log.info("no stream (%s): posting and editing instead", slack_error(exc))
                 self._fallback = PostReply(
-                    self._client, self._place, self._language, self._render, opened=self._opened
+                    self._client, self._place, self._language, self._render, notes=self._notes
                 )
                 await self._fallback.show(view)
                 return
             self._ts = str(response["ts"])
-            await self._opened(self._ts, "stream")
+            await self._notes.first(self._ts, "stream")
         elif chunks:
             try:
                 await self._client.chat_appendStream(
@@ -220,7 +223,7 @@ class StreamReply:
             return
         messages = await self._render(final)
         if self._ts is None:  # the answer came before any progress was shown
-            await deliver(self._client, self._place, messages, final.language)
+            await deliver(self._client, self._place, messages, final.language, notes=self._notes)
             return
         first = messages[0]
         done: list[Chunk] = [
@@ -246,13 +249,24 @@ class StreamReply:
                 )
         except SlackApiError as exc:
             log.info("could not close the stream (%s): editing its message", slack_error(exc))
-        if answered:
-            await deliver(self._client, self._place, messages[1:], final.language)
+        if answered:  # the parts after it
+            later, start, edit_ts = messages[1:], 1, None
         else:  # the streamed text is not the answer's start, or the stream is gone: replace it
-            await deliver(self._client, self._place, messages, final.language, edit_ts=self._ts)
+            later, start, edit_ts = messages, 0, self._ts
+        await deliver(
+            self._client,
+            self._place,
+            later,
+            final.language,
+            edit_ts=edit_ts,
+            start=start,
+            notes=self._notes,
+        )
 
     def _editing_stream_message(self) -> PostReply:
-        return PostReply(self._client, self._place, self._language, self._render, ts=self._ts)
+        return PostReply(
+            self._client, self._place, self._language, self._render, ts=self._ts, notes=self._notes
+        )
 
     def _changes(self, view: LiveView) -> tuple[list[Chunk], _Sent]:
         """The chunks that bring the stream up to ``view``, and what it shows after them.
@@ -322,61 +336,3 @@ class StatusSteps:
 
     async def finish(self, final: Final) -> None:
         await self._reply.finish(final)
-
-
-class ResponseReply:
-    """An ``/ask`` answer through its response URL: a few progress updates, then the
-    answer, within the URL's five uses.
-
-    Each update replaces the message the URL showed before (``replace_original``): the
-    acknowledgement's "Thinking…" of a private question, then the previous update. An
-    update is spent only on a new step (the answer's text as it streams is not worth a
-    use), and at most :data:`PROGRESS_UPDATES` of them, so that the answer always has
-    two uses left: its first message and, should Slack refuse its blocks, the plain one.
-    """
-
-    def __init__(
-        self,
-        url: ResponseUrl,
-        render: Render,
-        language: str,
-        *,
-        response_type: str,
-        replaces: bool,
-    ) -> None:
-        """``replaces``: the URL already shows a message the next one may replace (the
-        acknowledgement said "Thinking…")."""
-        self._url = url
-        self._render = render
-        self._language = language
-        self._response_type = response_type
-        self._replaces = replaces
-        self._updates = 0
-        self._shown = ""  # the step the last update showed
-
-    async def show(self, view: LiveView) -> None:
-        step = view.current
-        if step is None or step.text == self._shown or self._updates >= PROGRESS_UPDATES:
-            return
-        self._updates += 1
-        message = progress_message(view, self._language)
-        sent = await self._url.send(
-            text=message.text,
-            blocks=message.blocks,
-            response_type=self._response_type,
-            replace_original=self._replaces,
-        )
-        if sent.status_code != 200:
-            log.info("response_url refused a progress update (%s)", sent.body)
-            return
-        self._shown, self._replaces = step.text, True
-
-    async def finish(self, final: Final) -> None:
-        messages = await self._render(final)
-        await respond_all(
-            self._url,
-            messages,
-            final.language,
-            response_type=self._response_type,
-            replace_first=self._replaces,
-        )

@@ -1,7 +1,8 @@
 """The fake Discord's REST routes (API v10), applied to the model in :mod:`discord_server`.
 
 Only what a chat bot uses: login, command sync, interaction callbacks and webhook
-edits and followups, channel messages, threads started from a message, DM channels.
+edits and followups (sent, edited, deleted), channel messages (posted, edited,
+deleted), threads started from a message, DM channels.
 Any other route answers 404, and the call is recorded, so a test sees it.
 """
 
@@ -42,6 +43,9 @@ FOLLOWUP = "POST /webhooks/{application_id}/{token}"
 CALLBACK = "POST /interactions/{interaction_id}/{token}/callback"
 CHANNEL_MESSAGE = "POST /channels/{channel_id}/messages"
 EDIT_MESSAGE = "PATCH /channels/{channel_id}/messages/{message_id}"
+DELETE_MESSAGE = "DELETE /channels/{channel_id}/messages/{message_id}"
+EDIT_FOLLOWUP = "PATCH /webhooks/{application_id}/{token}/messages/{message_id}"
+DELETE_FOLLOWUP = "DELETE /webhooks/{application_id}/{token}/messages/{message_id}"
 START_THREAD = "POST /channels/{channel_id}/messages/{message_id}/threads"
 GLOBAL_COMMANDS = "PUT /applications/{application_id}/commands"
 GUILD_COMMANDS = "PUT /applications/{application_id}/guilds/{guild_id}/commands"
@@ -198,6 +202,31 @@ def add_routes(app: web.Application, fake: FakeDiscord) -> None:
             state.followup_ids.append(int(message["id"]))
         return json_response(message)
 
+    def own_followup(request: web.Request) -> tuple[web.Response | None, int]:
+        """A webhook call on one of the interaction's followups: (refusal, message id)."""
+        state = interaction(request)
+        refused = use_token(state)
+        message_id = int(request.match_info["message_id"])
+        if refused is None and (state is None or message_id not in state.followup_ids):
+            refused = error(404, 10008, "Unknown Message")
+        return refused, message_id
+
+    async def edit_followup(request: web.Request) -> web.Response:
+        refused, message_id = own_followup(request)
+        return refused or edit(fake.messages, message_id, body_of(request))
+
+    async def delete_followup(request: web.Request) -> web.Response:
+        refused, message_id = own_followup(request)
+        return refused or remove(message_id)
+
+    def remove(message_id: int) -> web.Response:
+        with fake.lock:
+            message = fake.messages.get(message_id)
+            if message is None or int(message["author"]["id"]) != BOT_ID:
+                return error(404, 10008, "Unknown Message")
+            del fake.messages[message_id]
+        return web.Response(status=204)
+
     def edit(
         messages: dict[int, dict[str, Any]], message_id: int, body: dict[str, Any]
     ) -> web.Response:
@@ -244,6 +273,9 @@ def add_routes(app: web.Application, fake: FakeDiscord) -> None:
     async def edit_message(request: web.Request) -> web.Response:
         return edit(fake.messages, int(request.match_info["message_id"]), body_of(request))
 
+    async def delete_message(request: web.Request) -> web.Response:
+        return remove(int(request.match_info["message_id"]))
+
     async def start_thread(request: web.Request) -> web.Response:
         channel_id = int(request.match_info["channel_id"])
         message_id = int(request.match_info["message_id"])
@@ -282,9 +314,14 @@ def add_routes(app: web.Application, fake: FakeDiscord) -> None:
     app.router.add_patch(
         f"{api}/webhooks/{{application_id}}/{{token}}/messages/@original", edit_original
     )
+    followup_message = f"{api}/webhooks/{{application_id}}/{{token}}/messages/{{message_id}}"
+    # After @original, which is matched first for that path.
+    app.router.add_patch(followup_message, edit_followup)
+    app.router.add_delete(followup_message, delete_followup)
     app.router.add_post(f"{api}/webhooks/{{application_id}}/{{token}}", followup)
     app.router.add_post(f"{api}/channels/{{channel_id}}/messages", create_message)
     app.router.add_patch(f"{api}/channels/{{channel_id}}/messages/{{message_id}}", edit_message)
+    app.router.add_delete(f"{api}/channels/{{channel_id}}/messages/{{message_id}}", delete_message)
     app.router.add_post(
         f"{api}/channels/{{channel_id}}/messages/{{message_id}}/threads", start_thread
     )

@@ -11,8 +11,10 @@ Like Discord, the fake refuses what Discord refuses: content over 2,000 characte
 embed descriptions over 4,096, more than 10 embeds or 6,000 embed characters in a
 message, thread names outside 1-100 characters (400, code 50035). A test can make any
 route fail (:meth:`FakeDiscord.fail`): 429 with ``retry_after``, 403 Missing
-Permissions (50013), 404 Unknown interaction (10062). Responses carry Content-Type
-exactly ``application/json``, as discord.py requires to parse them.
+Permissions (50013), 404 Unknown interaction (10062); or hold a call unanswered
+(:meth:`FakeDiscord.hold`: the request a process has in flight when it is killed).
+Responses carry Content-Type exactly ``application/json``, as discord.py requires to
+parse them.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ from tests.fakes.discord_payloads import (
     thread_payload,
 )
 from tests.fakes.discord_rest import add_routes
-from tests.fakes.discord_wire import Call, Failure, Failures, recording
+from tests.fakes.discord_wire import HELD, Call, Failure, Failures, Hold, Holds, recording
 
 GUILD_ID = 1_100_000_000_000_000_000
 OTHER_GUILD_ID = GUILD_ID + (1 << 22)  # carried by the other shard of two
@@ -84,6 +86,7 @@ class FakeDiscord:
         self.people = {p.id: p for p in (ALICE, BOB, OTHER_BOT, BOT)}
         self.dm_channels: dict[int, int] = {}
         self._failures = Failures()
+        self._holds = Holds()
         self._events: dict[int, tuple[str, dict[str, Any], int | None]] = {}
         # When each injected event left for the client (monotonic), by interaction or
         # message id: the start of the clock for latency figures.
@@ -100,7 +103,9 @@ class FakeDiscord:
         for guild in (main, other):
             self.guilds[guild.id] = guild
             self.channels.update(guild.channels)
-        app = web.Application(middlewares=[recording(self.calls, self.lock, self._failures)])
+        app = web.Application(
+            middlewares=[recording(self.calls, self.lock, self._failures, self._holds)]
+        )
         app.on_startup.append(self._started)
         app.router.add_get("/gateway", self.gateway.handle)
         add_routes(app, self)
@@ -113,6 +118,7 @@ class FakeDiscord:
         return self
 
     def stop(self) -> None:
+        self._holds.release()
         self._server.stop()
 
     @property
@@ -155,6 +161,26 @@ class FakeDiscord:
         """Answer the next ``times`` calls to ``route`` ("POST /channels/{channel_id}/messages")
         whose body satisfies ``when`` with an error instead."""
         self._failures.add(Failure(route, status, code, message, times, retry_after, when))
+
+    def hold(
+        self, route: str, *, times: int = 1, when: Callable[[Any], bool] | None = None
+    ) -> None:
+        """Hold the next ``times`` calls to ``route`` whose body satisfies ``when``: each is
+        recorded (status 0) and left unanswered and unapplied, as a request still in
+        flight when the process that sent it is killed, until :meth:`release`."""
+        self._holds.add(Hold(route, times, when))
+
+    def held(self, route: str) -> list[Call]:
+        return [c for c in self.calls_to(route) if c.status == HELD]
+
+    def release(self) -> None:
+        """Answer every held call (with an error: nothing of it is applied)."""
+        self._holds.release()
+
+    def delete(self, message_id: int) -> None:
+        """A message deleted by a person (Unknown Message from then on)."""
+        with self.lock:
+            del self.messages[message_id]
 
     def post_as_bot(self, channel: int, content: str, components: list[dict[str, Any]]) -> int:
         """A message the bot posted earlier (before a restart, say); returns its id."""
@@ -294,7 +320,10 @@ class FakeDiscord:
         return None if state.original_id is None else self.message(state.original_id)
 
     def followups(self, interaction_id: int) -> list[dict[str, Any]]:
-        return [self.message(i) for i in self.interactions[interaction_id].followup_ids]
+        """The interaction's followups that still exist, oldest first."""
+        with self.lock:
+            ids = [i for i in self.interactions[interaction_id].followup_ids if i in self.messages]
+        return [self.message(i) for i in ids]
 
     def calls_to(self, route: str) -> list[Call]:
         with self.lock:

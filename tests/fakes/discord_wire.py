@@ -7,6 +7,7 @@ a charset, and discord.py then takes the body for text and cannot read error cod
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 import time
@@ -147,12 +148,63 @@ class Failures:
         return None
 
 
+@dataclass
+class Hold:
+    route: str
+    times: int
+    when: Callable[[Any], bool] | None = None
+
+
+HELD = 0  # the status a held call is recorded with
+
+
+class Holds:
+    """Calls a test asked to hold: recorded, then left unanswered (and not applied) until
+    released, as the request a process has in flight when it is killed."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._items: list[Hold] = []
+        self._released: asyncio.Event | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def add(self, hold: Hold) -> None:
+        with self._lock:
+            self._items.append(hold)
+
+    def take(self, route: str, body: Any) -> asyncio.Event | None:
+        """The event that ends the wait of a call to hold (on the server's loop), or None."""
+        with self._lock:
+            for hold in self._items:
+                if (
+                    hold.route == route
+                    and hold.times > 0
+                    and (hold.when is None or hold.when(body))
+                ):
+                    hold.times -= 1
+                    if self._released is None:
+                        self._released = asyncio.Event()
+                        self._loop = asyncio.get_running_loop()
+                    return self._released
+        return None
+
+    def release(self) -> None:
+        with self._lock:
+            self._items.clear()
+            released, self._released = self._released, None
+        if released is not None and self._loop is not None:
+            self._loop.call_soon_threadsafe(released.set)
+
+
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-def recording(calls: list[Call], lock: threading.Lock, failures: Failures) -> Any:
+def recording(
+    calls: list[Call], lock: threading.Lock, failures: Failures, holds: Holds | None = None
+) -> Any:
     """A middleware that parses each body once (``request[BODY]``), answers with an
-    injected failure when one is due, and records the call with its route template."""
+    injected failure when one is due, holds a call a test asked to hold, and records the
+    call with its route template."""
 
     @web.middleware
     async def record(request: web.Request, handler: Handler) -> web.StreamResponse:
@@ -165,6 +217,12 @@ def recording(calls: list[Call], lock: threading.Lock, failures: Failures) -> An
             raw = await request.read()
             body = json.loads(raw) if raw else None
         request[BODY] = body
+        released = holds.take(route, body) if holds is not None else None
+        if released is not None:
+            with lock:
+                calls.append(Call(request.method, route, request.path, body, HELD, at))
+            await released.wait()
+            return error(503, 0, "held, then released")
         failure = failures.take(route, body)
         response = failure_response(failure) if failure is not None else await handler(request)
         if route != "GET /gateway":

@@ -5,7 +5,8 @@ The real ``AsyncWebClient`` (and Bolt, and the Socket Mode client) talk to it at
 (posted, streamed, edited), rejects what real Slack rejects where that is cheap to
 check (the limits in :mod:`tests.fakes.slack_limits`: ``invalid_blocks``; a stream
 that is not streaming: ``message_not_in_streaming_state``), and can be told to fail a
-method with a 429 and ``Retry-After`` or any Slack error.
+method with a 429 and ``Retry-After`` or any Slack error, or to hold a call unanswered
+(:meth:`FakeSlack.hold`: the request a worker has in flight when it is killed).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import itertools
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl
@@ -37,6 +39,7 @@ BOT_ID = "BBOT0001"
 REQUIRED: dict[str, tuple[str, ...]] = {
     "chat.postMessage": ("channel",),
     "chat.update": ("channel", "ts"),
+    "chat.delete": ("channel", "ts"),
     "chat.postEphemeral": ("channel", "user"),
     "chat.startStream": ("channel", "thread_ts"),
     "chat.appendStream": ("channel", "ts"),
@@ -106,6 +109,14 @@ class _Failure:
     times: int | None  # None: every call
 
 
+@dataclass
+class _Hold:
+    method: str
+    when: Callable[[dict[str, Any]], bool] | None
+    times: int
+    held: list[Call] = field(default_factory=list)
+
+
 class FakeSlack(HistoryAPI):
     """Start with :meth:`start`; point clients at :attr:`base_url`."""
 
@@ -120,6 +131,9 @@ class FakeSlack(HistoryAPI):
         self.base_url = ""
         self.root = ""
         self._failures: dict[str, list[_Failure]] = {}
+        self._holds: list[_Hold] = []
+        self._released: asyncio.Event | None = None  # on the fake's loop, once serving
+        self._server_loop: asyncio.AbstractEventLoop | None = None
         self._ts = itertools.count(1)
         self._lock = threading.Lock()
         self._sockets: list[web.WebSocketResponse] = []
@@ -141,9 +155,11 @@ class FakeSlack(HistoryAPI):
         return self
 
     def stop(self) -> None:
+        self.release()
         self._server.stop()
 
     def reset(self) -> None:
+        self.release()
         with self._lock:
             self.calls.clear()
             self.messages.clear()
@@ -166,6 +182,38 @@ class FakeSlack(HistoryAPI):
         """The next ``times`` calls of ``method`` fail (None: all of them). ``status`` 429
         with ``retry_after`` is a rate limit; status 200 with ``error`` a Slack error."""
         self._failures.setdefault(method, []).append(_Failure(error, status, retry_after, times))
+
+    def hold(
+        self,
+        method: str,
+        *,
+        when: Callable[[dict[str, Any]], bool] | None = None,
+        times: int = 1,
+    ) -> None:
+        """The next ``times`` calls of ``method`` whose arguments satisfy ``when`` are
+        recorded (with the error ``held``) and then left unanswered and not applied, as
+        a request still in flight when the worker that sent it is killed; :meth:`release`
+        (or :meth:`reset`) answers them with an error."""
+        with self._lock:
+            self._holds.append(_Hold(method, when, times))
+
+    def held(self, method: str) -> list[Call]:
+        """The calls of ``method`` held so far."""
+        with self._lock:
+            return [c for h in self._holds if h.method == method for c in h.held]
+
+    def release(self) -> None:
+        """Answer every held call (with an error: nothing of it is applied)."""
+        with self._lock:
+            self._holds.clear()
+            released, self._released = self._released, None
+        if released is not None and self._server_loop is not None:
+            self._server_loop.call_soon_threadsafe(released.set)
+
+    def delete(self, ts: str) -> None:
+        """A message deleted by a person (``message_not_found`` from then on)."""
+        with self._lock:
+            del self.messages[ts]
 
     def response_url(self, key: str) -> str:
         return f"{self.root}/respond/{key}"
@@ -212,6 +260,10 @@ class FakeSlack(HistoryAPI):
         args = await _arguments(request)
         call = Call(method, args, time.monotonic())
         self.calls.append(call)
+        released = self._hold(method, args, call)
+        if released is not None:
+            await released.wait()
+            return web.json_response({"ok": False, "error": "fatal_error"})
         failure = self._failure(method)
         if failure is not None:
             call.status, call.error = failure.status, failure.error
@@ -240,6 +292,24 @@ class FakeSlack(HistoryAPI):
         if not result.get("ok", True):
             call.error = str(result["error"])
         return web.json_response({"ok": True, **result})
+
+    def _hold(self, method: str, args: dict[str, Any], call: Call) -> asyncio.Event | None:
+        """The event that ends the wait of a call to hold (on the fake's loop), or None."""
+        with self._lock:
+            for hold in self._holds:
+                if (
+                    hold.method == method
+                    and hold.times > 0
+                    and (hold.when is None or hold.when(args))
+                ):
+                    hold.times -= 1
+                    hold.held.append(call)
+                    call.error = "held"
+                    if self._released is None:
+                        self._released = asyncio.Event()
+                        self._server_loop = asyncio.get_running_loop()
+                    return self._released
+        return None
 
     def _failure(self, method: str) -> _Failure | None:
         with self._lock:
@@ -296,6 +366,13 @@ class FakeSlack(HistoryAPI):
         message.edits += 1
         if args.get("metadata"):
             message.metadata = _json(args["metadata"])
+        return {"channel": message.channel, "ts": message.ts}
+
+    def _chat_delete(self, args: dict[str, Any]) -> dict[str, Any]:
+        message = self.messages.get(str(args.get("ts")))
+        if message is None or message.channel != args.get("channel"):
+            return {"ok": False, "error": "message_not_found"}
+        del self.messages[message.ts]
         return {"channel": message.channel, "ts": message.ts}
 
     def _chat_postEphemeral(self, args: dict[str, Any]) -> dict[str, Any]:
