@@ -8,6 +8,7 @@ A quoted sentence (a ``> `` line of an extractive answer, split into sentences) 
 *off-point* when it holds none of the expected texts: beside the question, whatever else
 it says. It is a strict count (a sentence a reader needs to make sense of the one that
 answers counts too), so it is read as a comparison between two runs on the same questions.
+Quoted table rows end in no full stop: two rows of one quote count as one sentence.
 """
 
 from __future__ import annotations
