@@ -18,7 +18,7 @@ from agent.extractive import extractive_answer, split_sentences
 from agent.retrieval.embeddings import UniversalSentenceEncoder
 from agent.retrieval.loaders import load_document
 from agent.retrieval.types import Chunk, SearchHit
-from bots.evaluation.scoring import normalise
+from bots.evaluation.scoring import normalise, quoted_sentences
 from tests.conftest import SAMPLES
 
 QUESTIONS = SAMPLES.parent / "questions.jsonl"
@@ -58,6 +58,50 @@ def test_a_pdf_heading_is_not_glued_to_the_sentence_after_it() -> None:
         "Install the WireGuard client",
         "Import the configuration file",
     ]
+
+
+def test_the_best_sentence_leads_its_quote(embedder: UniversalSentenceEncoder) -> None:
+    passage = (
+        "The platform team runs the nightly jobs. Full backups start at 03:00 KST and take "
+        "about an hour. Postgres backups are kept for 35 days. Restores are tested monthly."
+    )
+    answer = extractive_answer("How many days are Postgres backups kept?", [hit(passage)], embedder)
+    assert quoted_sentences(answer.text)[0] == RETENTION
+
+
+def test_a_weak_sentence_from_another_passage_is_left_out(
+    embedder: UniversalSentenceEncoder,
+) -> None:
+    hits = [
+        hit("Postgres backups are kept for 35 days. They are encrypted at rest.", "ops"),
+        hit("The cafeteria menu changes every week. Lunch is served at noon.", "office", 1),
+        hit("Parking spots are assigned for 12 months at a time.", "parking", 2),
+    ]
+    answer = extractive_answer("How many days are Postgres backups kept?", hits, embedder)
+    assert quoted_sentences(answer.text)[0] == RETENTION
+    assert "cafeteria" not in answer.text and "Parking" not in answer.text
+    assert [c.source for c in answer.citations] == ["/docs/ops.pdf"]
+
+
+def test_a_sentence_from_another_section_of_the_passage_is_quoted_apart(
+    embedder: UniversalSentenceEncoder,
+) -> None:
+    """An FAQ's answers under their questions, joined by single line breaks: a second
+    quoted sentence from the next question's answer is a quote of its own, never a tail
+    of the first, and the questions themselves are headings, not quotes."""
+    faq = (
+        "How do I get access to production?\n\n"
+        "Ask in #access-requests. Production access is granted for at most 14 days.\n"
+        "How long is a VPN configuration valid?\n\n"
+        "A VPN configuration is valid for 90 days from the day it is issued."
+    )
+    answer = extractive_answer(
+        "For how many days is production access granted?", [hit(faq, "faq", None)], embedder
+    )
+    assert quoted_sentences(answer.text)[0] == "Production access is granted for at most 14 days."
+    assert "?" not in answer.text
+    for line in quotes(answer.text):
+        assert not ("14 days" in line and "90 days" in line), answer.text
 
 
 def test_table_rows_keep_their_header_across_blank_lines(
