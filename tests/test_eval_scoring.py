@@ -3,6 +3,7 @@ expected source, and which questions ``--limit`` draws."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -68,3 +69,39 @@ def test_summary_counts_routes_bypasses_and_shares_of_known_outcomes() -> None:
     assert summary["not_covered"] == 1
     assert summary["answer_contains"] == round(2 / 3, 4)  # the greeting had no expectation
     assert summary["routes"] == {"knowledge": 3, "smalltalk": 1}
+
+
+def test_off_point_counts_quoted_sentences_without_the_expected_text() -> None:
+    from bots.evaluation.scoring import off_point, quoted_sentences
+
+    answer = (
+        "문서에서 찾은 내용입니다.\n\n"
+        "> 해소 후 24시간 동안 모니터링을 유지한다. Postgres backups are kept for 35 days. [1]\n\n"
+        "> Redis: a snapshot every 6 hours, kept for 7 days. [2]"
+    )
+    assert quoted_sentences(answer) == [
+        "해소 후 24시간 동안 모니터링을 유지한다.",
+        "Postgres backups are kept for 35 days.",
+        "Redis: a snapshot every 6 hours, kept for 7 days.",
+    ]  # the intro is not a quote, and a citation marker is not a sentence
+    # Two quoted sentences hold no "35 days", and the first one is among them.
+    assert off_point(answer, ["35 days"]) == (2, False)
+    assert off_point(answer, ["24시간", "35 days"]) == (1, True)  # any expected text will do
+    assert off_point("> Postgres backups are kept for 35 days. [1]", ["35 days"]) == (0, True)
+    # Nothing to judge: a written (not quoted) answer, or no expected text.
+    assert off_point("Backups are kept for 35 days [1].", ["35 days"]) is None
+    assert off_point(answer, []) is None
+
+
+def test_summary_reports_off_point_quotes_and_answer_length() -> None:
+    from bots.evaluation.scoring import Row
+
+    def row(answer: str, off: int | None, lead: bool | None) -> Row:
+        row = Row("q", "a", "knowledge", answer, 1, True, True, True, 10.0, 0)
+        return replace(row, quoted=3, off_point=off, lead_on_point=lead)
+
+    rows = [row("x" * 100, 2, False), row("x" * 300, 0, True), row("x" * 200, None, None)]
+    summary = summarise(rows, k=5)
+    assert summary["off_point_per_answer"] == 1.0  # (2 + 0) / the two answers judged
+    assert summary["lead_off_point"] == 0.5
+    assert summary["answer_chars_p50"] == 200

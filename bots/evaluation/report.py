@@ -18,6 +18,9 @@ _LABELS = {
     "latency_p95_ms": "latency p95 (ms)",
     "llm_calls": "LLM calls",
     "faithfulness": "faithfulness (LLM-judged)",
+    "off_point_per_answer": "quoted sentences without the expected text, per answer",
+    "lead_off_point": "answers whose first quoted sentence lacks the expected text",
+    "answer_chars_p50": "answer length p50 (characters)",
 }
 
 

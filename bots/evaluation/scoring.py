@@ -3,6 +3,12 @@
 A *hit* is a retrieved or cited passage from the expected source; an answer *contains*
 the expected text when, ignoring case, spaces, punctuation and citation markers, the
 answer's text includes it (the KorQuAD and SQuAD scripts normalise the same way).
+
+A quoted sentence (a ``> `` line of an extractive answer, split into sentences) is
+*off-point* when it holds none of the expected texts: beside the question, whatever else
+it says. It is a strict count (a sentence a reader needs to make sense of the one that
+answers counts too), so it is read as a comparison between two runs on the same questions.
+Quoted table rows end in no full stop: two rows of one quote count as one sentence.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from pathlib import PurePath
 from typing import Any
 
 from agent.events import Final
+from agent.extractive import split_sentences
 from bots.evaluation.sets import Question
 
 _CITATION = re.compile(r"\[\d{1,2}\]")
@@ -29,6 +36,23 @@ def normalise(text: str) -> str:
 def contains_answer(answer: str, expected: list[str]) -> bool:
     body = normalise(answer)
     return any(normalise(e) and normalise(e) in body for e in expected)
+
+
+def quoted_sentences(answer: str) -> list[str]:
+    """The sentences an answer quotes, in the order the reader sees them; none for a
+    written (LLM) answer."""
+    quotes = [_CITATION.sub(" ", line[2:]) for line in answer.splitlines() if line[:2] == "> "]
+    return [s for quote in quotes for s in split_sentences(quote)]
+
+
+def off_point(answer: str, expected: list[str]) -> tuple[int, bool] | None:
+    """How many quoted sentences hold none of the expected texts, and whether the first one
+    does; None when there is nothing to judge (no quote, or no expected text)."""
+    sentences = quoted_sentences(answer)
+    if not sentences or not expected:
+        return None
+    on = [contains_answer(s, expected) for s in sentences]
+    return on.count(False), on[0]
 
 
 def matches_source(expected: str, source: str, title: str = "", link: str | None = None) -> bool:
@@ -60,6 +84,9 @@ class Row:
     llm_calls: int
     sources: list[str] = field(default_factory=list)
     faithfulness: float | None = None
+    quoted: int = 0  # sentences quoted (extractive answers)
+    off_point: int | None = None  # of those, how many hold no expected text
+    lead_on_point: bool | None = None  # the first quoted sentence holds an expected text
 
 
 def score(
@@ -76,6 +103,7 @@ def score(
         cited = any(
             matches_source(question.source, s.source, s.title, s.link) for s in final.sources
         )
+    judged = off_point(final.answer, question.answers)
     return Row(
         question=question.text,
         expected=question.answers[0] if question.answers else "",
@@ -88,6 +116,9 @@ def score(
         latency_ms=round(ms, 1),
         llm_calls=final.llm_calls,
         sources=[f"{s.source} {s.locator}".strip() for s in final.sources],
+        quoted=len(quoted_sentences(final.answer)),
+        off_point=judged[0] if judged else None,
+        lead_on_point=judged[1] if judged else None,
     )
 
 
@@ -110,6 +141,7 @@ def summarise(rows: list[Row], k: int) -> dict[str, Any]:
     latencies = [r.latency_ms for r in rows]
     ranks = [r.retrieved_rank for r in rows if r.cited is not None]
     faithful = [r.faithfulness for r in rows if r.faithfulness is not None]
+    judged = [r for r in rows if r.off_point is not None]
     summary: dict[str, Any] = {
         "questions": len(rows),
         f"hit@{k}": round(sum(1 for r in ranks if r is not None and r <= k) / len(ranks), 4)
@@ -125,6 +157,13 @@ def summarise(rows: list[Row], k: int) -> dict[str, Any]:
         "latency_p95_ms": percentile(latencies, 0.95),
         "llm_calls": sum(r.llm_calls for r in rows),
         "faithfulness": round(sum(faithful) / len(faithful), 4) if faithful else None,
+        # Extractive answers: quoted sentences that hold no expected text, per answer, and
+        # the share of answers whose first quoted sentence is one of them.
+        "off_point_per_answer": round(sum(r.off_point or 0 for r in judged) / len(judged), 3)
+        if judged
+        else None,
+        "lead_off_point": _share([not r.lead_on_point for r in judged]),
+        "answer_chars_p50": statistics.median(len(r.answer) for r in rows) if rows else 0,
     }
     return summary
 
