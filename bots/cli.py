@@ -40,7 +40,7 @@ from bots.common import (
 )
 from bots.doctor import doctor
 from bots.evaluation.command import evaluate
-from bots.logs import configure_logging
+from bots.logs import logging_configured
 from bots.records import feedback, usage
 from bots.settings import BotConfigError, Settings
 from bots.sources_cli import ingest_urls, sources_app, sync_command
@@ -193,7 +193,15 @@ async def _with_chat_services(
     use: Callable[[ChatServices, KnowledgeBase], Awaitable[None]],
 ) -> None:
     # A bot runs for days: what it did (connected, refused, retried) belongs in its log.
-    configure_logging(settings)
+    with logging_configured(settings):
+        await _serve_chat(settings, rules, use)
+
+
+async def _serve_chat(
+    settings: Settings,
+    rules: ChannelRules,
+    use: Callable[[ChatServices, KnowledgeBase], Awaitable[None]],
+) -> None:
     export_tracing(settings)
     # asyncio's default pool has cpu+4 threads: with a Chroma server or Redis each search
     # and cache lookup waits on the network inside one, and fifty answers queue behind six.

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import IO
 
@@ -56,3 +58,21 @@ def configure_logging(settings: Settings, stream: IO[str] | None = None) -> logg
     root.addHandler(handler)
     root.setLevel(settings.log_level)
     return handler
+
+
+@contextmanager
+def logging_configured(settings: Settings) -> Iterator[logging.Handler]:
+    """``configure_logging`` for the length of a command, then undone.
+
+    The handler holds the stream it was given: left on the root logger after the command
+    returns (a test's CLI runner, a command run inside another program), it writes the
+    next program's records to a closed stream ("I/O operation on closed file").
+    """
+    root = logging.getLogger()
+    level = root.level
+    handler = configure_logging(settings)
+    try:
+        yield handler
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(level)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from agent.plumbing.log_context import bind
-from bots.logs import configure_logging
+from bots.logs import configure_logging, logging_configured
 from bots.settings import Settings
 
 
@@ -84,3 +84,22 @@ def test_configuring_again_replaces_the_handler(tmp_path: Path, restore_root: No
     logging.getLogger("teamrag.test").warning("once")
     assert first.getvalue() == ""
     assert len(second.getvalue().splitlines()) == 1
+
+
+def test_a_commands_handler_is_removed_when_it_ends(
+    tmp_path: Path, restore_root: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A handler left behind keeps the command's stderr: the next program's records (a
+    # test's, or the program that ran the command) go to a stream that may be closed.
+    root = logging.getLogger()
+    before, level = list(root.handlers), root.level
+    settings = Settings(data_dir=tmp_path, log_format="text", log_level="DEBUG")
+    with logging_configured(settings) as handler:
+        assert handler in root.handlers
+        assert root.level == logging.DEBUG
+        logging.getLogger("teamrag.test").info("during")
+    assert root.handlers == before
+    assert root.level == level
+    logging.getLogger("teamrag.test").warning("after")
+    err = capsys.readouterr().err
+    assert "during" in err and "after" not in err
