@@ -61,7 +61,7 @@ async def test_after_the_idle_time_a_dm_message_starts_a_new_conversation(
     now = [1000.0]
     record = DmConversations(tmp_path / "dm.sqlite", continue_s=1800, clock=lambda: now[0])
     first = await record.place(dm_message("1.0"))
-    await record.answered(first)
+    await record.active(first)
     now[0] += 1799
     assert (await record.place(dm_message("2.0"))).conversation == "1.0"
     now[0] += 1800  # since the last answer
@@ -75,3 +75,22 @@ def test_the_words_that_start_over() -> None:
     assert start_over("New question - when can we deploy?") == (True, "when can we deploy?")
     assert start_over("새질문") == (True, "")
     assert start_over("What is a new question?") == (False, "What is a new question?")
+
+
+async def test_a_dm_message_sent_while_the_last_is_answered_continues_it(
+    fake_slack: FakeSlack, sample_kb: KnowledgeBase, tmp_path: Path, fake_llm: FakeOpenAI
+) -> None:
+    # The conversation is recorded when a message is taken, not only once it is answered:
+    # "and the Redis ones?" typed while the bot still writes the first answer belongs to it.
+    script_answer(fake_llm, "Postgres backups are kept for 35 days [1].")
+    fake_llm.latency_s = 0.3  # the first answer is under way when the second arrives
+    async with slack_bot(fake_slack, sample_kb, tmp_path, llm=fake_llm) as slack:
+        first = await slack.say(BACKUPS, channel=DM)
+        await until(lambda: fake_slack.replies(DM, first["ts"]), what="the first reply")
+        assert not fake_slack.answered(DM, first["ts"])
+        second = await slack.say(SNAPSHOTS, channel=DM)
+        await until(lambda: fake_slack.answered(DM, second["ts"]), what="the second answer")
+        asked_second = [
+            request_text(r) for r in fake_llm.chat_requests if SNAPSHOTS in request_text(r)
+        ]
+    assert asked_second and BACKUPS in "\n".join(asked_second), asked_second  # as history

@@ -41,11 +41,11 @@ async def test_the_next_dm_message_continues_the_conversation_on_another_host(
     one, two = host(redis_link, tmp_path / "a", now), host(second_link, tmp_path / "b", now)
     first = await one.place(dm_message("1.0"))
     assert first.conversation == "1.0"
-    await one.answered(first)  # host a answered the first message
+    await one.active(first)  # host a answered the first message
     now[0] += 60
     second = await two.place(dm_message("2.0"))  # host b takes the next one
     assert second.conversation == "1.0"
-    await two.answered(second)
+    await two.active(second)
     # A reply in the second message's thread joins the conversation, on either host.
     assert (await one.place(dm_message("3.0", thread_ts="2.0"))).conversation == "1.0"
     # After the idle time a new message starts a new conversation.
@@ -58,6 +58,6 @@ async def test_starting_over_on_one_host_starts_over_on_every_host(
 ) -> None:
     now = [1000.0]
     one, two = host(redis_link, tmp_path / "a", now), host(second_link, tmp_path / "b", now)
-    await one.answered(await one.place(dm_message("1.0")))
+    await one.active(await one.place(dm_message("1.0")))
     await two.forget(dm_message("2.0"))
     assert (await one.place(dm_message("3.0"))).conversation == "3.0"

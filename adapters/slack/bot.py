@@ -116,6 +116,10 @@ class SlackBot:
         thread status follows the progress steps (the assistant pane shows it)."""
         # Before queueing: a follow-up sent at once must find the thread on any worker.
         await self.threads.add(message.thread_key)
+        if self.dm is not None:
+            # And a DM's next message must find the conversation it continues, even while
+            # this one is still being answered (the answer refreshes the idle time).
+            await self.dm.active(message)
         # Only the thread id is needed here (the order of the thread's jobs); the worker
         # that answers looks up the rule's scopes and persona as they are then.
         thread_id = message.turn(question, None).thread_id
@@ -203,7 +207,7 @@ class SlackBot:
                 lambda: self.post_reason(place, "turn_failed", language),
             )
             if self.dm is not None:
-                await self.dm.answered(message)
+                await self.dm.active(message)
         finally:
             with contextlib.suppress(Exception):
                 await status

@@ -4,9 +4,9 @@ In a DM every top-level message gets its answer in its own thread, but people wr
 the next question as a new message, not as a thread reply: "and for staging?" right
 after an answer about production. So a top-level DM message written within
 ``continue_s`` (``TEAMRAG_DM_CONTINUE_S``, 30 minutes) of the bot's last answer in that
-DM continues that answer's conversation: the agent's thread id stays the same (its
-history and memory), while the answer still goes in the new message's thread. A reply
-in that thread continues the conversation too.
+DM, or while that answer is still being written, continues its conversation: the agent's
+thread id stays the same (its history and memory), while the answer still goes in the
+new message's thread. A reply in that thread continues the conversation too.
 
 A message that starts with "new question", "start over", "새 질문" or "새 대화" starts a
 new conversation, as does a message after the idle time. A thread reply in a thread of
@@ -57,8 +57,9 @@ class Conversations(Protocol):
         """``message`` with the conversation it continues (None: its own thread's)."""
         ...
 
-    async def answered(self, message: Incoming) -> None:
-        """The bot answered ``message`` (placed by :meth:`place`) in its conversation."""
+    async def active(self, message: Incoming) -> None:
+        """The bot took or answered ``message`` (placed by :meth:`place`): the DM's next
+        message within the continuation time of now continues its conversation."""
         ...
 
     async def forget(self, message: Incoming) -> None:
@@ -112,8 +113,8 @@ class DmConversations:
             return replace(message, conversation=str(row[0]))
         return replace(message, conversation=message.thread_root)  # a new one starts here
 
-    async def answered(self, message: Incoming) -> None:
-        """The bot answered ``message`` (placed by :meth:`place`) in its conversation."""
+    async def active(self, message: Incoming) -> None:
+        """The bot took or answered ``message`` (placed by :meth:`place`)."""
         root = message.conversation
         if root is None:
             return

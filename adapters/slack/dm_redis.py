@@ -65,11 +65,11 @@ class RedisDmConversations:
             on_redis, lambda: self._local.place(message), what="placing a DM message"
         )
 
-    async def answered(self, message: Incoming) -> None:
+    async def active(self, message: Incoming) -> None:
         root = message.conversation
         if root is None:
             return
-        await self._local.answered(message)  # the machine's copy, for an outage
+        await self._local.active(message)  # the machine's copy, for an outage
         now = self._clock()
 
         async def on_redis(client: aredis.Redis) -> None:
