@@ -93,6 +93,7 @@ class KnowledgeBase:
     def close(self) -> None:
         self.catalog.close()
         self.embedder.close()
+        self.vectors.close()
 
     # -- keyword index freshness ---------------------------------------------
     def keyword_index(self, *, fresh: bool = False) -> KeywordIndex | LiveKeywordIndex:

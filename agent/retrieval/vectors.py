@@ -78,6 +78,13 @@ class VectorStore:
             ) from exc
         return cls(client, collection, where=f"Chroma server at {url}")
 
+    def close(self) -> None:
+        """Release the client: an embedded store's SQLite files and threads, a server's
+        HTTP pool. Chroma counts the clients of one path, so a store still open on the
+        same folder keeps working. Without it every closed knowledge base kept its files
+        open, and a long test run hit the open-files limit."""
+        self._client.close()
+
     def _error(self, action: str, exc: Exception) -> VectorStoreError:
         return VectorStoreError(f"{self._where}: {action}: {type(exc).__name__}: {exc}")
 

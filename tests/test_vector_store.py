@@ -1,0 +1,34 @@
+"""An embedded Chroma store gives its files back when closed."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from agent.retrieval.vectors import VectorStore
+
+
+def open_files() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_closing_stores_releases_their_files_and_spares_one_still_open(tmp_path: Path) -> None:
+    # Each embedded store holds its SQLite files and segment files; a bot that opens a
+    # knowledge base per command, or a long test run, would reach the open-files limit.
+    first = VectorStore.embedded(tmp_path / "warm-up", "teamrag-test")
+    first.close()
+    before = open_files()
+    for n in range(10):
+        store = VectorStore.embedded(tmp_path / f"store-{n}", "teamrag-test")
+        assert store.count() == 0
+        store.close()
+    assert open_files() - before <= 2, open_files() - before
+
+    kept = VectorStore.embedded(tmp_path / "shared", "teamrag-test")
+    other = VectorStore.embedded(tmp_path / "shared", "teamrag-test")
+    other.close()  # Chroma counts the clients of one folder: the first keeps its system
+    vector = np.ones((1, 4), dtype=np.float32)
+    assert kept.query(vector[0], k=1) == []
+    kept.close()
