@@ -98,6 +98,15 @@ def forget_answers(folder: Path) -> None:
         cache.close()
 
 
+def answered(bot: Bot, interaction: int) -> list[dict[str, Any]] | None:
+    """An /ask's messages (the original, then its followups) once the last is the answer."""
+    original = bot.fake.original(interaction)
+    if original is None:
+        return None
+    found = [original, *bot.fake.followups(interaction)]
+    return found if has_feedback(found[-1]) else None
+
+
 async def test_a_mention_whose_process_died_after_part_two_shows_each_part_once(
     sample_kb: KnowledgeBase, tmp_path: Path, fake_llm: FakeOpenAI, redis_link: RedisLink
 ) -> None:
@@ -130,14 +139,7 @@ async def test_an_ask_whose_process_died_after_a_followup_shows_each_part_once(
         await until(lambda: bot.fake.held(FOLLOWUP), "the second followup to be sent")
         await die(queue)
         (followup,) = bot.fake.followups(interaction)
-        answer = await until(
-            lambda: (
-                (found := [bot.fake.original(interaction), *bot.fake.followups(interaction)])
-                and has_feedback(found[-1])
-                and found
-            ),
-            "the answer taken over",
-        )
+        answer = await until(lambda: answered(bot, interaction), "the answer taken over")
     assert marks(answer) == ["A", "B", "C"]
     assert answer[1]["id"] == followup["id"]  # edited through the webhook, not sent again
     assert [c.status for c in bot.fake.calls_to(EDIT_FOLLOWUP)] == [200]
@@ -155,14 +157,7 @@ async def test_a_followup_a_user_deleted_is_sent_anew_before_the_rest(
         await die(queue)
         (gone,) = bot.fake.followups(interaction)
         bot.fake.delete(int(gone["id"]))
-        answer = await until(
-            lambda: (
-                (found := [bot.fake.original(interaction), *bot.fake.followups(interaction)])
-                and has_feedback(found[-1])
-                and found
-            ),
-            "the answer taken over",
-        )
+        answer = await until(lambda: answered(bot, interaction), "the answer taken over")
     assert marks(answer) == ["A", "B", "C"] and answer[1]["id"] != gone["id"]
     assert [c.status for c in bot.fake.calls_to(EDIT_FOLLOWUP)] == [404]
 

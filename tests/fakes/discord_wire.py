@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from aiohttp import web
 
@@ -124,6 +124,24 @@ def apply_edit(message: dict[str, Any], body: dict[str, Any]) -> None:
     message["edited_timestamp"] = message["timestamp"]
 
 
+class _Matches(Protocol):
+    route: str
+    times: int
+    when: Callable[[Any], bool] | None
+
+
+_M = TypeVar("_M", bound=_Matches)
+
+
+def take_first(items: list[_M], route: str, body: Any) -> _M | None:
+    """The first of ``items`` still due for this call to ``route`` (one use spent), or None."""
+    for item in items:
+        if item.route == route and item.times > 0 and (item.when is None or item.when(body)):
+            item.times -= 1
+            return item
+    return None
+
+
 class Failures:
     """Errors a test asked for, each answering the next calls to its route."""
 
@@ -137,15 +155,7 @@ class Failures:
 
     def take(self, route: str, body: Any) -> Failure | None:
         with self._lock:
-            for failure in self._items:
-                if (
-                    failure.route == route
-                    and failure.times > 0
-                    and (failure.when is None or failure.when(body))
-                ):
-                    failure.times -= 1
-                    return failure
-        return None
+            return take_first(self._items, route, body)
 
 
 @dataclass
@@ -175,18 +185,12 @@ class Holds:
     def take(self, route: str, body: Any) -> asyncio.Event | None:
         """The event that ends the wait of a call to hold (on the server's loop), or None."""
         with self._lock:
-            for hold in self._items:
-                if (
-                    hold.route == route
-                    and hold.times > 0
-                    and (hold.when is None or hold.when(body))
-                ):
-                    hold.times -= 1
-                    if self._released is None:
-                        self._released = asyncio.Event()
-                        self._loop = asyncio.get_running_loop()
-                    return self._released
-        return None
+            if take_first(self._items, route, body) is None:
+                return None
+            if self._released is None:
+                self._released = asyncio.Event()
+                self._loop = asyncio.get_running_loop()
+            return self._released
 
     def release(self) -> None:
         with self._lock:
