@@ -2,7 +2,7 @@
 in ``job.notes``, as the queue hands it over) instead of posting a second one: a stream,
 a posted "Thinking…" message, an ``/ask`` placeholder, or one deleted meanwhile.
 
-The two-worker version, with a real kill, is in tests/test_team_workers.py.
+The two-worker version, with a real kill, is in tests/test_team_workers_kill.py.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ its shorter answer no longer needs, and posts anew (in order) what a user delete
 Most tests lay out what a dead worker left (its messages in the fake Slack, its notes
 with the job) and let the real bot take the job over; the last ones let a real worker
 on the real Redis queue die after its second part, and another one take over. The
-two-process version, with a real kill, is in tests/test_team_workers.py.
+two-process version, with a real kill, is in tests/test_team_workers_kill.py.
 """
 
 from __future__ import annotations

@@ -1,189 +1,35 @@
-"""The team deployment end to end: two ``teamrag slack`` worker processes, each with an
-empty data folder of its own, sharing only a real Redis, Postgres and Chroma server.
-
-One pair of workers serves the whole module (starting one loads the encoder and the
-graph); a test that kills a worker leaves the next test to start it again. Every
-test works in a workspace of its own, so no answer comes from another test's cache,
-and a worker's log is in every failure message.
+"""The team deployment end to end (``tests/team_fixtures.py``): an event delivered twice,
+a thread's turns on two workers, Redis going away, the rate limit, channel scopes and DM
+conversations, whichever worker answers. The tests that kill a worker are in
+``test_team_workers_kill.py``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import json
 import re
-import time
 import uuid
-from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
-from typing import Any
-
-import psycopg
-import pytest
-import redis
 
 from adapters.chat.phrases import phrase
-from agent.retrieval.embeddings import UniversalSentenceEncoder
 from tests.agent_support import analysis, request_text
 from tests.fakes.openai_server import FakeOpenAI
-from tests.fakes.slack_server import BOT_USER, FakeSlack, Message
+from tests.fakes.slack_server import BOT_USER, Message
 from tests.redis_support import RedisServer
-from tests.servers import chroma_server
-from tests.slack_support import SlackSender, until
-from tests.workers_support import (
-    Team,
-    ingest,
-    noted_reply,
-    postgres_or_skip,
-    slack_id,
-    tagged_answers,
-    tags_in,
-    worker_env,
-    write_docs,
+from tests.slack_support import until
+from tests.team_support import (
+    FALCON,
+    Asker,
+    World,
+    answered,
+    app_mention,
+    ask,
+    calls_about,
+    sources_of,
+    texts,
 )
+from tests.workers_support import Team, slack_id, tagged_answers, tags_in
 
-CLAIM_S = 2.0  # a dead worker's turn is taken over after this long
-LIMIT = 2  # questions per user per minute, across both workers
-REDIS_DB = 3  # apart from the database the other Redis tests flush
-
-DOCS = {
-    "public": {
-        "handbook.md": "# Operations handbook\n\nPostgres backups are kept for 35 days. The "
-        "nightly full backup runs at 03:00 and is copied to a second region.\n",
-    },
-    "alpha": {
-        "falcon-launch.md": "# Falcon launch plan\n\nProject Falcon launches on March 3. "
-        "The launch checklist and the Falcon rollout are owned by the alpha team.\n",
-    },
-    "beta": {
-        "falcon-budget.md": "# Falcon budget review\n\nProject Falcon has a budget of 2 "
-        "million won. The Falcon cost review is owned by the beta team.\n",
-    },
-}
-FALCON = "What is the plan for Project Falcon?"
-
-
-@dataclass
-class World:
-    team: Team
-    slack: FakeSlack
-    redis_url: str
-    general: str  # channel ids: default rule (the public scope), and one per scope
-    alpha: str
-    beta: str
-
-
-@pytest.fixture(scope="module")
-async def world(
-    tmp_path_factory: pytest.TempPathFactory,
-    embedder: UniversalSentenceEncoder,
-    redis_server: RedisServer,
-    fake_llm_server: FakeOpenAI,
-) -> AsyncIterator[World]:
-    folder = tmp_path_factory.mktemp("team")
-    if redis_server.process is None:
-        redis_server.start()
-    redis_url = f"redis://127.0.0.1:{redis_server.port}/{REDIS_DB}"
-    redis.Redis.from_url(redis_url).flushdb()
-    database_url = postgres_or_skip()
-    schema = f"t_{uuid.uuid4().hex[:12]}"  # the shared catalog of this run
-    general, alpha, beta = slack_id("C"), slack_id("C"), slack_id("C")
-    channels = f'[channels.{alpha}]\nscopes = ["alpha"]\n[channels.{beta}]\nscopes = ["beta"]\n'
-    slack = FakeSlack().start()
-    try:
-        with chroma_server(folder / "chroma") as chroma_url:
-            docs = write_docs(folder / "docs", DOCS)
-            # Through a host of its own: the workers' data folders stay empty of documents.
-            ingest(folder / "ingesting-host", chroma_url, embedder, docs,
-                   database_url=database_url, schema=schema)  # fmt: skip
-            env = worker_env(
-                redis_url=redis_url,
-                chroma_url=chroma_url,
-                slack=slack,
-                llm=fake_llm_server,
-                database_url=database_url,
-                queue_claim_s=CLAIM_S,
-                rate_limit_per_minute=LIMIT,
-                redis_retry_s=0.5,
-                channels=channels,
-                chat_update_interval_s=0.05,
-                default_scope="public",
-                catalog_schema=schema,
-            )
-            team = await Team.start(slack, env, folder / "workers")
-            try:
-                yield World(team, slack, redis_url, general, alpha, beta)
-            finally:
-                await team.close()
-    finally:
-        slack.stop()
-        with psycopg.connect(database_url, autocommit=True) as db:
-            db.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
-
-
-@pytest.fixture
-async def team(world: World, fake_llm: FakeOpenAI, redis_server: RedisServer) -> Team:
-    """Both workers running (again, after a test killed one), a clean fake Slack."""
-    if redis_server.process is None:
-        redis_server.start()
-    world.slack.reset()
-    await world.team.ensure_up()
-    return world.team
-
-
-@dataclass(frozen=True)
-class Asker:
-    """Who asks where. Each test asks in a workspace of its own (so no answer comes from
-    another test's cache) and as a user of its own (the rate limit counts per user)."""
-
-    team: str
-    channel: str
-    user: str = field(default_factory=lambda: slack_id("U"))
-
-
-async def ask(
-    sender: SlackSender,
-    text: str,
-    asker: Asker,
-    *,
-    thread_ts: str | None = None,
-    mention: bool = True,
-) -> dict[str, Any]:
-    """A message to the bot as Slack delivers it: a mention comes as ``app_mention`` and
-    as ``message`` (two event ids, one message); a thread reply as ``message`` only."""
-    message = sender.user_message(
-        f"<@{BOT_USER}> {text}" if mention else text,
-        channel=asker.channel,
-        user=asker.user,
-        thread_ts=thread_ts,
-    )
-    message["team"] = asker.team
-    if mention:
-        assert await sender.event(app_mention(message), team=asker.team) == 200
-    assert await sender.event(message, team=asker.team) == 200
-    return message
-
-
-def app_mention(message: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in message.items() if k != "channel_type"} | {"type": "app_mention"}
-
-
-def texts(messages: list[Message]) -> list[str]:
-    return [m.markdown or m.text for m in messages]
-
-
-def sources_of(message: Message) -> str:
-    return "\n".join(message.block_texts())
-
-
-def calls_about(llm: FakeOpenAI, task: str, tag: str) -> list[dict[str, Any]]:
-    return [c.body for c in llm.calls if c.task == task and tag in request_text(c.body)]
-
-
-async def answered(world: World, asked: dict[str, Any], team: Team) -> list[Message]:
-    thread = (str(asked["channel"]), str(asked["ts"]))
-    return await until(lambda: world.slack.answered(*thread), what=f"an answer\n{team.logs()}")
+pytest_plugins = ("tests.team_fixtures",)
 
 
 async def test_the_same_event_delivered_to_both_workers_is_answered_once(
@@ -385,163 +231,3 @@ async def test_a_dm_conversation_goes_on_when_another_host_takes_the_next_messag
     seen = request_text(call)
     assert "User: How long are backups kept? #dmh-1" in seen, (seen, team.logs())
     assert "Assistant: #dmh-1: Backups are kept for 35 days" in seen, seen
-
-
-# The two tests that kill a worker come last: each leaves one to start again.
-
-
-async def test_a_worker_killed_mid_answer_leaves_no_lock_and_its_turn_is_finished(
-    world: World, team: Team, fake_llm: FakeOpenAI
-) -> None:
-    tagged_answers(fake_llm)
-    fake_llm.latency_s = 1.0  # three round trips: the turn is well under way for seconds
-    asker = Asker(slack_id("T"), world.general)
-    asked = await ask(team.sender(0), "How long are backups kept? #kill-1", asker)
-    # Whichever worker read the question from the queue logs its steps with the thread id.
-    bound = f"[thread=slack:{asker.team}:{asker.channel}:{asked['ts']} "
-    victim = await until(
-        lambda: next((w for w in team.workers if bound in w.log(0)), None),
-        what=f"a worker to start answering\n{team.logs()}",
-    )
-    (survivor,) = [w for w in team.workers if w is not victim]
-    thread = (world.general, asked["ts"])
-    # Killed once its "Thinking…" reply is posted and noted with the queued turn.
-    left = await until(
-        lambda: noted_reply(world.redis_url, world.slack.replies(*thread)),
-        what=f"the victim's reply to be noted\n{team.logs()}",
-    )
-    victim.kill()
-    killed = time.monotonic()
-    await until(
-        lambda: world.slack.answered(*thread),
-        timeout=60,
-        what=f"the survivor to finish the turn\n{team.logs()}",
-    )
-    took_over_s = time.monotonic() - killed
-    # The survivor's answer replaced the dead worker's reply: one bot message, not stuck.
-    (reply,) = world.slack.replies(*thread)
-    assert reply.ts == left and reply.feedback_values(), (reply, team.logs())
-    assert tags_in(texts([reply])) == ["#kill-1"], reply
-    assert all(status == "complete" for _, status in reply.tasks.values()), reply.tasks
-    # A next message in the thread is answered promptly: nothing of the dead worker holds it.
-    fake_llm.latency_s = 0.0
-    asked_next = time.monotonic()
-    follow_up = "And when does the nightly one run? #kill-2"
-    to_survivor = team.sender(team.workers.index(survivor))
-    await ask(to_survivor, follow_up, asker, thread_ts=asked["ts"], mention=False)
-    await until(
-        lambda: len(world.slack.answered(*thread)) == 2,
-        timeout=10,
-        what=f"the next answer\n{team.logs()}",
-    )
-    next_s = time.monotonic() - asked_next
-    assert tags_in(texts(world.slack.answered(*thread))) == ["#kill-1", "#kill-2"], team.logs()
-    assert "taking over turn" in survivor.log(0), survivor.log()
-    assert f"taking over reply {left} (stream)" in survivor.log(0), survivor.log()
-    assert next_s < 5, f"{next_s:.1f} s for the next answer\n{team.logs()}"
-    # Taken over after the claim time, then answered in three round trips; a lock of the
-    # dead worker's that outlives the claim time shows here as the difference.
-    assert took_over_s < 2 * CLAIM_S + 3 * 1.0 + 4, (
-        f"the dead worker's turn took {took_over_s:.1f} s to finish\n{survivor.log()}"
-    )
-    # Nothing left behind once the last turn's housekeeping (after its answer) is done.
-    client = redis.Redis.from_url(world.redis_url)
-    try:
-        await until(
-            lambda: not list(client.scan_iter(match=f"*lock:*{asked['ts']}")),
-            timeout=5,
-            what=f"the thread's lock to go\n{team.logs()}",
-        )
-        for stream in client.scan_iter(match="*queue:slack", _type="stream"):
-            for group in client.xinfo_groups(stream):
-                assert group["pending"] == 0, (stream, group, team.logs())
-    finally:
-        client.close()
-
-
-# Three paragraphs of about 8,000 characters: Slack takes 10,000 per answer message, so
-# the answer is three messages, one paragraph each.
-SENTENCE = "Postgres backups are kept for 35 days and restored from the nightly copy [1]. "
-THREE_PARTS = "\n\n".join(f"#part-{name} " + SENTENCE * 100 for name in "ABC")
-
-
-def noted_parts(redis_url: str) -> list[str]:
-    """The ts of every reply part noted with a queued Slack turn."""
-    client = redis.Redis.from_url(redis_url, decode_responses=True)
-    try:
-        return [
-            ts
-            for key in client.scan_iter(match="*queue:slack:notes:*")
-            for name, ts in client.hgetall(key).items()
-            if name.startswith("reply_part_") and ts
-        ]
-    finally:
-        client.close()
-
-
-async def test_a_worker_killed_after_part_two_of_three_leaves_each_part_once(
-    world: World, team: Team, fake_llm: FakeOpenAI
-) -> None:
-    tagged_answers(fake_llm, THREE_PARTS)
-    asker = Asker(slack_id("T"), world.general)
-    # The third message never leaves the first worker: it is killed while sending it.
-    world.slack.hold("chat.postMessage", when=lambda args: "#part-C" in json.dumps(args))
-    asked = await ask(team.sender(0), "How long are backups kept? #parts-1", asker)
-    thread = (world.general, asked["ts"])
-    bound = f"[thread=slack:{asker.team}:{asker.channel}:{asked['ts']} "
-    victim = await until(
-        lambda: next((w for w in team.workers if bound in w.log(0)), None),
-        what=f"a worker to start answering\n{team.logs()}",
-    )
-    (survivor,) = [w for w in team.workers if w is not victim]
-    await until(
-        lambda: world.slack.held("chat.postMessage"),
-        what=f"the victim to send the third message\n{team.logs()}",
-    )
-    left = world.slack.replies(*thread)
-    assert [m.ts for m in left[1:]] == noted_parts(world.redis_url), team.logs()  # part 2 noted
-    victim.kill()
-    replies = await until(
-        lambda: (found := world.slack.replies(*thread)) and found[-1].feedback_values() and found,
-        timeout=60,
-        what=f"the survivor to finish the answer\n{team.logs()}",
-    )
-    said = [m.markdown + m.text for m in replies]
-    assert [[f"#part-{n}" in t for n in "ABC"] for t in said] == [
-        [True, False, False], [False, True, False], [False, False, True]
-    ], team.logs()  # fmt: skip
-    # The dead worker's two messages became the answer's first two; only the third is new.
-    assert [m.ts for m in replies[:2]] == [m.ts for m in left], team.logs()
-    assert "Thinking" not in json.dumps([(m.blocks, m.tasks) for m in replies])
-    assert all(status == "complete" for _, status in replies[0].tasks.values()), replies[0].tasks
-    assert tags_in(said[:1]) == ["#parts-1"]
-    assert "taking over turn" in survivor.log(0), survivor.log()
-
-
-async def test_questions_acknowledged_by_a_worker_that_dies_at_once_are_still_answered(
-    world: World, team: Team, fake_llm: FakeOpenAI
-) -> None:
-    """HTTP 200 tells Slack the event arrived: it will not send it again. So by then the
-    question must be in the durable queue, not in a task of the worker that said 200."""
-    tagged_answers(fake_llm)
-    victim = team.workers[1]
-    workspace = slack_id("T")
-    asked = await asyncio.gather(
-        *(
-            ask(
-                team.sender(1),
-                f"How long are backups kept? #ack-{i}",
-                Asker(workspace, world.general),
-            )
-            for i in range(20)
-        )
-    )
-    victim.kill()  # the moment every delivery was acknowledged
-    threads = [(world.general, m["ts"]) for m in asked]
-
-    def unanswered() -> list[tuple[str, str]]:
-        return [t for t in threads if not world.slack.answered(*t)]
-
-    with contextlib.suppress(AssertionError):
-        await until(lambda: not unanswered(), timeout=2 * CLAIM_S + 8)
-    assert not unanswered(), f"{len(unanswered())} of 20 lost\n{team.logs()}"
