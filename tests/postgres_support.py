@@ -14,13 +14,25 @@ import pytest
 PG_URL = os.environ.get("TEAMRAG_TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test")
 
 
-def postgres_or_skip() -> str:
-    """The test database's URL; the test is skipped, saying why, when nothing answers."""
+def postgres_problem(url: str = PG_URL) -> str | None:
+    """Why no Postgres answers at ``url`` (one line), or None when one does."""
     try:
-        with psycopg.connect(PG_URL, connect_timeout=2):
-            return PG_URL
+        with psycopg.connect(url, connect_timeout=2):
+            return None
     except psycopg.Error as exc:
-        pytest.skip(f"no Postgres at {PG_URL}: {' '.join(str(exc).split())}")
+        return f"no Postgres at {url} (set TEAMRAG_TEST_DATABASE_URL): {' '.join(str(exc).split())}"
+
+
+def postgres_reachable(url: str = PG_URL) -> bool:
+    return postgres_problem(url) is None
+
+
+def postgres_or_skip(url: str = PG_URL) -> str:
+    """The test database's URL; the test is skipped, saying why, when nothing answers."""
+    problem = postgres_problem(url)
+    if problem is not None:
+        pytest.skip(problem)
+    return url
 
 
 @contextmanager

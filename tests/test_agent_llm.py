@@ -8,12 +8,8 @@ and the answer text per call. The knowledge base is the shipped samples.
 from __future__ import annotations
 
 import asyncio
-import os
 import uuid
 from pathlib import Path
-
-import psycopg
-import pytest
 
 from agent.config import AgentConfig, Features
 from agent.events import Progress, Token, Turn
@@ -34,6 +30,7 @@ from tests.agent_support import (
 )
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.fakes.web_search import FakeWebSearch
+from tests.postgres_support import postgres_or_skip
 
 BACKUPS = "Postgres 백업은 며칠 동안 보관되나요?"
 
@@ -433,12 +430,7 @@ async def test_thread_memory_survives_a_restart(
 async def test_thread_memory_on_postgres(
     sample_kb: KnowledgeBase, tmp_path: Path, fake_llm: FakeOpenAI
 ) -> None:
-    url = os.environ.get("TEAMRAG_TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test")
-    try:
-        with psycopg.connect(url, connect_timeout=2):
-            pass
-    except psycopg.Error as exc:
-        pytest.skip(f"no Postgres at {url}: {exc}")
+    url = postgres_or_skip()
     _answer_everything(fake_llm)
     thread = f"pg-{uuid.uuid4().hex[:8]}"
     async with agent(sample_kb, tmp_path, llm=fake_llm, database_url=url) as runner:

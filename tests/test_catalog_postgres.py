@@ -26,19 +26,11 @@ from agent.retrieval.keyword_live import LiveKeywordIndex
 from agent.retrieval.knowledge_base import KnowledgeBase, SearchOptions, collection_name
 from agent.retrieval.types import Chunk
 from agent.retrieval.vectors import VectorStore
+from tests.postgres_support import PG_URL, postgres_problem, postgres_reachable
 
-PG_URL = os.environ.get("TEAMRAG_TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test")
-
-
-def _reachable() -> bool:
-    try:
-        with psycopg.connect(PG_URL, connect_timeout=2):
-            return True
-    except psycopg.Error:
-        return False
-
-
-needs_postgres = pytest.mark.skipif(not _reachable(), reason=f"no Postgres at {PG_URL}")
+needs_postgres = pytest.mark.skipif(
+    not postgres_reachable(), reason=postgres_problem() or "Postgres answers"
+)
 
 
 @pytest.fixture
@@ -117,7 +109,8 @@ def follow(index: LiveKeywordIndex, catalog: PostgresCatalog) -> None:
 @needs_postgres
 def test_two_hosts_ingesting_at_once_lose_nothing(schema: str) -> None:
     hosts = [PostgresCatalog(PG_URL, schema) for _ in range(3)]
-    follower = LiveKeywordIndex(*reversed(hosts[2].keyword_snapshot()))
+    generation, rows = hosts[2].keyword_snapshot()
+    follower = LiveKeywordIndex(rows, generation)
 
     def ingest(host: PostgresCatalog, name: str) -> None:
         for i in range(40):

@@ -25,9 +25,9 @@ from agent.memory.backends import open_checkpointer
 from agent.progress import MESSAGES
 from tests.agent_support import analysis, request_text
 from tests.fakes.openai_server import FakeOpenAI
+from tests.postgres_support import PG_URL, postgres_problem, postgres_reachable
 
 LUNCH = "When is the team lunch?"
-POSTGRES_URL = "postgresql://postgres@127.0.0.1:5432/test"
 DESIGN_FIELDS = {"answer", "sources", "route", "cached", "blocked", "llm_calls", "usage", "timings"}
 # Whatever the developer's shell has set must not reach the processes under test.
 _FOREIGN = ("OPENAI_", "TEAMRAG_", "DATABASE_URL", "CHROMA_URL", "TAVILY_", "COLUMNS", "LINES")
@@ -104,14 +104,6 @@ async def stored_messages(database_url: str | None, data: Path, thread: str) -> 
     assert saved is not None, f"thread {thread_id(thread)} was not saved"
     messages: list[Any] = saved.checkpoint["channel_values"]["messages"]
     return messages
-
-
-def postgres_reachable() -> bool:
-    try:
-        with psycopg.connect(POSTGRES_URL, connect_timeout=2):
-            return True
-    except psycopg.Error:
-        return False
 
 
 async def test_ask_json_and_a_conversation_across_processes(data_dir: Path, tmp_path: Path) -> None:
@@ -192,7 +184,7 @@ def test_unreachable_database_url_fails_with_one_line(data_dir: Path, tmp_path: 
     assert "unset DATABASE_URL" in lines[0]  # ...and the fix
 
 
-@pytest.mark.skipif(not postgres_reachable(), reason=f"no Postgres at {POSTGRES_URL}")
+@pytest.mark.skipif(not postgres_reachable(), reason=postgres_problem() or "Postgres answers")
 async def test_postgres_memory_shares_a_thread_between_processes(
     data_dir: Path, tmp_path: Path
 ) -> None:
@@ -200,11 +192,11 @@ async def test_postgres_memory_shares_a_thread_between_processes(
     # DATABASE_URL moves the catalog and the sources to Postgres too: a schema of this
     # test's own (the default one would be shared with every other run, and left behind).
     schema = f"t_{uuid.uuid4().hex[:12]}"
-    env = {"DATABASE_URL": POSTGRES_URL, "TEAMRAG_CATALOG_SCHEMA": schema}
+    env = {"DATABASE_URL": PG_URL, "TEAMRAG_CATALOG_SCHEMA": schema}
     try:
         first = ask_json(LUNCH, data_dir, tmp_path, thread, env)
         second = ask_json("그럼 그건 어디서 해요?", data_dir, tmp_path, thread, env)
-        messages = await stored_messages(POSTGRES_URL, data_dir, thread)
+        messages = await stored_messages(PG_URL, data_dir, thread)
         assert [(m.type, m.content) for m in messages] == [
             ("human", LUNCH),
             ("ai", first["answer"]),
@@ -213,7 +205,7 @@ async def test_postgres_memory_shares_a_thread_between_processes(
         ]
         assert not (data_dir / "memory.sqlite").exists()  # Postgres, not the SQLite file
     finally:
-        async with open_checkpointer(POSTGRES_URL, data_dir / "memory.sqlite") as saver:
+        async with open_checkpointer(PG_URL, data_dir / "memory.sqlite") as saver:
             await saver.adelete_thread(thread_id(thread))
-        with psycopg.connect(POSTGRES_URL, autocommit=True) as db:
+        with psycopg.connect(PG_URL, autocommit=True) as db:
             db.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")

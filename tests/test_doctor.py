@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import socket
 import uuid
 from pathlib import Path
@@ -23,6 +22,7 @@ from tests.fakes.discord_payloads import TOKEN as DISCORD_TOKEN
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_server import APP_TOKEN, BOT_TOKEN, FakeSlack
+from tests.postgres_support import PG_URL
 from tests.servers import chroma_server, free_port
 
 pytest_plugins = ("tests.slack_fixtures",)
@@ -32,7 +32,6 @@ app = typer.Typer()
 app.command(name="doctor")(doctor_command)
 app.callback()(lambda: None)  # a group, invoked as `doctor` like the real CLI
 
-PG_URL = os.environ.get("TEAMRAG_TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test")
 SETTINGS = (
     "REDIS_URL",
     "CHROMA_URL",

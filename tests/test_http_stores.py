@@ -3,7 +3,6 @@ commands, and the quota shared by two workers through Redis."""
 
 from __future__ import annotations
 
-import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,8 +17,7 @@ from adapters.http.tokens import Tokens, load_or_create_secret
 from agent.retrieval.knowledge_base import KnowledgeBase
 from bots.cli import app
 from tests.http_support import http_service, http_settings
-
-PG_URL = os.environ.get("TEAMRAG_TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test")
+from tests.postgres_support import PG_URL
 
 
 @pytest.fixture

@@ -20,7 +20,6 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage
 from langchain_core.runnables import RunnableConfig
@@ -38,9 +37,9 @@ from agent.memory.backends import (
     prune_thread,
 )
 from agent.memory.history import select_for_trim
+from tests.postgres_support import postgres_or_skip
 
 REPO = Path(__file__).resolve().parent.parent
-PG_URL = os.environ.get("TEAMRAG_TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test")
 
 
 def build_graph(checkpointer: BaseCheckpointSaver[Any]) -> CompiledStateGraph[Any]:
@@ -88,12 +87,7 @@ async def thread_texts(graph: CompiledStateGraph[Any], thread_id: str) -> list[s
 
 @pytest.fixture(scope="session")
 def pg_url() -> str:
-    try:
-        with psycopg.connect(PG_URL, connect_timeout=2):
-            pass
-    except psycopg.Error as exc:
-        pytest.skip(f"Postgres unreachable at {PG_URL}: {' '.join(str(exc).split())}")
-    return PG_URL
+    return postgres_or_skip()
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -481,7 +475,7 @@ async def test_pruning_postgres_deletes_what_langgraphs_own_prune_deletes(
                     await ask(graph, thread, f"question {turn}")
             before = await rows(saver, ours)
             assert await prune_thread(saver, ours)
-            await saver.aprune([theirs], strategy="keep_latest")  # type: ignore[attr-defined]
+            await saver.aprune([theirs], strategy="keep_latest")
             kept = await rows(saver, ours)
             assert kept == await rows(saver, theirs)
             assert len(kept["checkpoints"]) == 1

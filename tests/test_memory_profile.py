@@ -7,13 +7,11 @@ skip when it is unreachable, and work in a workspace of their own that they dele
 
 from __future__ import annotations
 
-import os
 import random
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-import psycopg
 import pytest
 from langchain_core.messages import (
     AIMessage,
@@ -37,20 +35,14 @@ from agent.memory.profile import (
     render_profile,
     user_namespace,
 )
-
-PG_URL = os.environ.get("TEAMRAG_TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test")
+from tests.postgres_support import postgres_or_skip
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[BaseStore]:
     url = None
     if request.param == "postgres":
-        try:
-            with psycopg.connect(PG_URL, connect_timeout=2):
-                pass
-        except psycopg.Error as exc:
-            pytest.skip(f"Postgres unreachable at {PG_URL}: {' '.join(str(exc).split())}")
-        url = PG_URL
+        url = postgres_or_skip()
     async with open_store(url, tmp_path / "memory.sqlite") as opened:
         yield opened
 

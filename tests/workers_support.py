@@ -37,7 +37,6 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-import psycopg
 import pytest
 import redis
 
@@ -50,11 +49,11 @@ from bots.slack_bot import EVENTS_PATH
 from tests.agent_support import analysis, request_text, review, verdict
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.fakes.slack_server import BOT_TOKEN, FakeSlack, Message
+from tests.postgres_support import PG_URL, postgres_reachable
 from tests.servers import free_port
 from tests.slack_support import SECRET, SlackSender
 
 REPO = Path(__file__).resolve().parent.parent
-PG_URL = os.environ.get("TEAMRAG_TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test")
 # The variables a worker must not inherit from the shell that runs the tests: each one
 # would point a worker at something other than the parts this harness gives it.
 _FOREIGN = ("SLACK_", "OPENAI_", "TEAMRAG_", "DISCORD_", "LANGSMITH_", "LANGCHAIN_", "TAVILY_")
@@ -63,11 +62,7 @@ _FOREIGN_NAMES = ("REDIS_URL", "DATABASE_URL", "CHROMA_URL")
 
 def reachable_postgres(url: str = PG_URL) -> str | None:
     """``url`` when a Postgres answers there, else None (thread memory then stays in SQLite)."""
-    try:
-        with psycopg.connect(url, connect_timeout=2):
-            return url
-    except psycopg.Error:
-        return None
+    return url if postgres_reachable(url) else None
 
 
 def postgres_or_skip(url: str = PG_URL) -> str:
