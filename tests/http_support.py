@@ -42,7 +42,7 @@ def http_settings(folder: Path, *, llm: FakeOpenAI | None = None, **overrides: A
             "llm_max_retries": 0,
             "llm_timeout_s": 5.0,
         }
-    return Settings(_env_file=None, **(values | overrides))  # type: ignore[call-arg]
+    return Settings(_env_file=None, **(values | overrides))
 
 
 @dataclass

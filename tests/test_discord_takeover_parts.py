@@ -89,6 +89,17 @@ async def die(queue: RedisTurnQueue) -> None:
     await asyncio.wait(running)
 
 
+async def killed_at_the_last_followup(
+    bot: Bot, queue: RedisTurnQueue, *, private: bool | None = None
+) -> int:
+    """An /ask whose answer is three messages, the worker killed while sending the third."""
+    bot.fake.hold(FOLLOWUP, when=with_part("C"))
+    interaction = await bot.fake.slash(BACKUPS, private=private)
+    await until(lambda: bot.fake.held(FOLLOWUP), "the second followup to be sent")
+    await die(queue)
+    return interaction
+
+
 def forget_answers(folder: Path) -> None:
     """Empty the answer cache, so the turn taken over gets a newly written answer."""
     cache = SqliteAnswerCache(folder / "cache.sqlite")
@@ -134,10 +145,7 @@ async def test_an_ask_whose_process_died_after_a_followup_shows_each_part_once(
 ) -> None:
     script_answer(fake_llm, THREE_PARTS)
     async with queued_bot(sample_kb, tmp_path, redis_link, fake_llm) as (bot, queue):
-        bot.fake.hold(FOLLOWUP, when=with_part("C"))
-        interaction = await bot.fake.slash(BACKUPS, private=True)
-        await until(lambda: bot.fake.held(FOLLOWUP), "the second followup to be sent")
-        await die(queue)
+        interaction = await killed_at_the_last_followup(bot, queue, private=True)
         (followup,) = bot.fake.followups(interaction)
         answer = await until(lambda: answered(bot, interaction), "the answer taken over")
     assert marks(answer) == ["A", "B", "C"]
@@ -151,10 +159,7 @@ async def test_a_followup_a_user_deleted_is_sent_anew_before_the_rest(
 ) -> None:
     script_answer(fake_llm, THREE_PARTS)
     async with queued_bot(sample_kb, tmp_path, redis_link, fake_llm) as (bot, queue):
-        bot.fake.hold(FOLLOWUP, when=with_part("C"))
-        interaction = await bot.fake.slash(BACKUPS)
-        await until(lambda: bot.fake.held(FOLLOWUP), "the second followup to be sent")
-        await die(queue)
+        interaction = await killed_at_the_last_followup(bot, queue)
         (gone,) = bot.fake.followups(interaction)
         bot.fake.delete(int(gone["id"]))
         answer = await until(lambda: answered(bot, interaction), "the answer taken over")
@@ -167,10 +172,7 @@ async def test_a_shorter_answer_deletes_the_followups_beyond_it(
 ) -> None:
     script_answer(fake_llm, THREE_PARTS)
     async with queued_bot(sample_kb, tmp_path, redis_link, fake_llm) as (bot, queue):
-        bot.fake.hold(FOLLOWUP, when=with_part("C"))
-        interaction = await bot.fake.slash(BACKUPS)
-        await until(lambda: bot.fake.held(FOLLOWUP), "the second followup to be sent")
-        await die(queue)
+        interaction = await killed_at_the_last_followup(bot, queue)
         # The turn taken over is answered anew, in one message this time.
         forget_answers(tmp_path)
         script_answer(fake_llm, "Postgres backups are kept for 35 days [1].")

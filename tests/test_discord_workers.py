@@ -224,8 +224,9 @@ async def test_a_process_killed_after_an_ask_answers_first_followup_leaves_each_
     victim.kill()
 
     def answer() -> list[dict[str, Any]] | None:
-        found = [fake.original(interaction), *fake.followups(interaction)]
-        return found if has_feedback(found[-1]) else None
+        original = fake.original(interaction)
+        found = [original, *fake.followups(interaction)] if original else []
+        return found if found and has_feedback(found[-1]) else None
 
     messages = await until(answer, f"the survivor to finish\n{shards.logs()}", timeout=60)
     fake.release()

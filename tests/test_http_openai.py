@@ -104,9 +104,9 @@ async def test_the_official_openai_client_lists_models_and_chats_with_history(
             {"role": "assistant", "content": text},
             {"role": "user", "content": "and where is the handover?"},
         ]
-        stream = await client.chat.completions.create(
+        stream = await client.chat.completions.create(  # type: ignore[call-overload]
             model="teamrag",
-            messages=history,  # type: ignore[arg-type]
+            messages=history,
             stream=True,
             stream_options={"include_usage": True},
         )

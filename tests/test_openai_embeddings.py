@@ -28,7 +28,7 @@ def _kb(tmp_path: Path, server: FakeOpenAI) -> KnowledgeBase:
         embeddings="openai",
         embeddings_model="fake-embed",
         OPENAI_BASE_URL=server.base_url,
-        OPENAI_API_KEY="test-key",  # type: ignore[call-arg]
+        OPENAI_API_KEY="test-key",
     )
     return build_knowledge_base(settings)
 

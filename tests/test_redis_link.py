@@ -50,7 +50,7 @@ def test_sync_attempt_falls_back_too(redis_server: RedisServer, redis_link: Redi
 
 async def test_a_wrong_command_is_a_bug_not_an_outage(redis_link: RedisLink) -> None:
     async def wrong(client: aredis.Redis) -> str:
-        return str(await client.execute_command("NO-SUCH-COMMAND"))
+        return str(await client.execute_command("NO-SUCH-COMMAND"))  # type: ignore[no-untyped-call]
 
     with pytest.raises(Exception, match="unknown command"):
         await redis_link.attempt(wrong, _local, what="x")

@@ -5,6 +5,7 @@ answer (never another channel's)."""
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import Any
@@ -33,7 +34,7 @@ RULES = ChannelRules(
 def two_teams(kb: KnowledgeBase) -> KnowledgeBase:
     for name, text, scope in (("falcon.md", FALCON, "team-a"), ("heron.md", HERON, "team-b")):
         data = text.encode()
-        Ingestor(kb).ingest([IngestItem(name, name, lambda data=data: data, scope=scope)])
+        Ingestor(kb).ingest([IngestItem(name, name, functools.partial(bytes, data), scope=scope)])
     return kb
 
 

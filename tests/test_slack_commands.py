@@ -70,7 +70,7 @@ async def test_a_private_ask_is_answered_only_to_the_asker(
         status, ack, key = await slack.command(f"-p {ACCESS_EN}")
         _, ack_ko, key_ko = await slack.command(f"비공개 {BACKUPS_KO}")
         answers = await until(
-            lambda: len(answers_through_urls(fake_slack)) == 2 and answers_through_urls(fake_slack)
+            lambda: found if len(found := answers_through_urls(fake_slack)) == 2 else None
         )
     assert status == 200
     assert ack == {"response_type": "ephemeral", "text": "Thinking…"}

@@ -78,7 +78,9 @@ async def test_a_source_added_on_one_host_is_listed_and_synced_by_another(
     try:
         async with running_sources(settings, kb, idle_poll_s=0.05):
             state = await until(
-                lambda: (s := store.get("wiki")) is not None and s.last_ok is not None and s,
+                lambda: (
+                    s if (s := store.get("wiki")) is not None and s.last_ok is not None else None
+                ),
                 timeout=120,
                 what="host B's scheduler to sync the source host A added",
             )

@@ -46,7 +46,9 @@ async def test_a_source_added_while_the_bot_runs_is_synced(
         async with running_sources(settings, kb, idle_poll_s=0.05):
             store.add(SourceSpec("wiki", "web", site.url + "/", "public", 3600, {}))
             state = await until(
-                lambda: (s := store.get("wiki")) is not None and s.last_ok is not None and s,
+                lambda: (
+                    s if (s := store.get("wiki")) is not None and s.last_ok is not None else None
+                ),
                 what="the scheduler to sync the new source",
             )
     finally:

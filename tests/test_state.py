@@ -7,7 +7,7 @@ reducers, a branch would send the turn somewhere the state does not say.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.graph import END, START, StateGraph
@@ -89,5 +89,5 @@ async def test_it_agrees_with_what_langgraph_holds_after_the_node() -> None:
     graph.add_edge(START, "first")
     graph.add_edge("first", "second")
     graph.add_edge("second", END)
-    await graph.compile().ainvoke(BEFORE)
+    await graph.compile().ainvoke(cast(AgentState, BEFORE))
     assert updated(seen["before"], UPDATE) == seen["after"]

@@ -8,10 +8,12 @@ import asyncio
 import contextlib
 import json
 import time
+from typing import cast
 
 import redis
 
 from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.slack_server import Message
 from tests.slack_support import until
 from tests.team_support import (
     CLAIM_S,
@@ -109,7 +111,7 @@ def noted_parts(redis_url: str) -> list[str]:
         return [
             ts
             for key in client.scan_iter(match="*queue:slack:notes:*")
-            for name, ts in client.hgetall(key).items()
+            for name, ts in cast(dict[str, str], client.hgetall(key)).items()
             if name.startswith("reply_part_") and ts
         ]
     finally:
@@ -138,8 +140,13 @@ async def test_a_worker_killed_after_part_two_of_three_leaves_each_part_once(
     left = world.slack.replies(*thread)
     assert [m.ts for m in left[1:]] == noted_parts(world.redis_url), team.logs()  # part 2 noted
     victim.kill()
+
+    def answered_in_full() -> list[Message] | None:
+        found = world.slack.replies(*thread)
+        return found if found and found[-1].feedback_values() else None
+
     replies = await until(
-        lambda: (found := world.slack.replies(*thread)) and found[-1].feedback_values() and found,
+        answered_in_full,
         timeout=60,
         what=f"the survivor to finish the answer\n{team.logs()}",
     )
