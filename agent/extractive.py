@@ -114,8 +114,7 @@ def _is_heading_line(lines: list[str], i: int) -> bool:
     numbered heading followed by prose ("4. Backups and data retention"), or a short
     unpunctuated line or question before a blank line."""
     line = lines[i].strip()
-    question = line.endswith(("?", "？"))  # an FAQ's question is its heading
-    if len(line) > 80 or (_ENDS_SENTENCE.search(line) and not question) or _is_row(line):
+    if not _heading_shaped(line):
         return False
     before = lines[i - 1].strip() if i else ""
     if before and not _ENDS_SENTENCE.search(before):
@@ -157,12 +156,17 @@ def _blocks(text: str) -> list[_Block]:
     return blocks
 
 
-def _looks_like_heading(block: str) -> bool:
+def _heading_shaped(text: str) -> bool:
     """A short line that does not end like a sentence ("On-call rotation (온콜 로테이션)"),
-    or a short question (an FAQ's "How do I get access to production?")."""
-    if len(block) > 80 or _is_row(block) or _ITEM.match(block):
+    or a short question (an FAQ's "How do I get access to production?"); not a table row."""
+    if len(text) > 80 or _is_row(text):
         return False
-    return not _ENDS_SENTENCE.search(block) or block.endswith(("?", "？"))
+    return not _ENDS_SENTENCE.search(text) or text.endswith(("?", "？"))
+
+
+def _looks_like_heading(block: str) -> bool:
+    """A paragraph that is a heading: heading-shaped, and not a list item."""
+    return _heading_shaped(block) and not _ITEM.match(block)
 
 
 def _split(block: str) -> list[str]:
@@ -210,7 +214,7 @@ def extractive_answer(
     if not hits:
         return ExtractiveAnswer(text["none"], [], language)
     candidates = [c for rank, hit in enumerate(hits[:consider]) for c in _quotable(rank, hit.chunk)]
-    scores, overlaps, cosines = _scores(question, candidates, embedder)
+    scores, overlaps, cosines = _scores(question, language, candidates, embedder)
     chosen = _choose(candidates, scores, overlaps, cosines, max_sentences)
     groups: dict[tuple[int, int], list[_Candidate]] = {}
     for i in chosen:  # groups in the order of their best sentence, which leads its group
@@ -258,7 +262,7 @@ def _choose(
 
 
 def _scores(
-    question: str, candidates: list[_Candidate], embedder: Embedder
+    question: str, language: Language, candidates: list[_Candidate], embedder: Embedder
 ) -> tuple[list[float], list[float], list[float]]:
     """Each sentence's score, with the two signals it is made of: the share of the
     question's term weight the sentence holds, and its cosine with the question."""
@@ -267,7 +271,6 @@ def _scores(
     tokens = [set(tokenize(s)) for s in sentences]
     weight = _rarity_weights(set(tokenize(question)), tokens)
     mass = sum(weight.values()) or 1.0
-    language = detect_language(question)
     # The question's words in its own language's script: a sentence in the other language
     # holds them, if at all, translated. Numbers, and the Latin names and code in a Korean
     # question ("Postgres", "--prune"), read the same in both; in an English question a
