@@ -85,12 +85,14 @@ def test_off_point_counts_quoted_sentences_without_the_expected_text() -> None:
         "Redis: a snapshot every 6 hours, kept for 7 days.",
     ]  # the intro is not a quote, and a citation marker is not a sentence
     # Two quoted sentences hold no "35 days", and the first one is among them.
-    assert off_point(answer, ["35 days"]) == (2, False)
-    assert off_point(answer, ["24시간", "35 days"]) == (1, True)  # any expected text will do
-    assert off_point("> Postgres backups are kept for 35 days. [1]", ["35 days"]) == (0, True)
+    quoted = quoted_sentences(answer)
+    assert off_point(quoted, ["35 days"]) == (2, False)
+    assert off_point(quoted, ["24시간", "35 days"]) == (1, True)  # any expected text will do
+    one = quoted_sentences("> Postgres backups are kept for 35 days. [1]")
+    assert off_point(one, ["35 days"]) == (0, True)
     # Nothing to judge: a written (not quoted) answer, or no expected text.
-    assert off_point("Backups are kept for 35 days [1].", ["35 days"]) is None
-    assert off_point(answer, []) is None
+    assert off_point(quoted_sentences("Backups are kept for 35 days [1]."), ["35 days"]) is None
+    assert off_point(quoted, []) is None
 
 
 def test_summary_reports_off_point_quotes_and_answer_length() -> None:

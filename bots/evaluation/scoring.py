@@ -45,10 +45,10 @@ def quoted_sentences(answer: str) -> list[str]:
     return [s for quote in quotes for s in split_sentences(quote)]
 
 
-def off_point(answer: str, expected: list[str]) -> tuple[int, bool] | None:
-    """How many quoted sentences hold none of the expected texts, and whether the first one
-    does; None when there is nothing to judge (no quote, or no expected text)."""
-    sentences = quoted_sentences(answer)
+def off_point(sentences: list[str], expected: list[str]) -> tuple[int, bool] | None:
+    """How many of an answer's quoted ``sentences`` hold none of the expected texts, and
+    whether the first one does; None when there is nothing to judge (no quote, or no
+    expected text)."""
     if not sentences or not expected:
         return None
     on = [contains_answer(s, expected) for s in sentences]
@@ -103,7 +103,8 @@ def score(
         cited = any(
             matches_source(question.source, s.source, s.title, s.link) for s in final.sources
         )
-    judged = off_point(final.answer, question.answers)
+    quoted = quoted_sentences(final.answer)
+    judged = off_point(quoted, question.answers)
     return Row(
         question=question.text,
         expected=question.answers[0] if question.answers else "",
@@ -116,7 +117,7 @@ def score(
         latency_ms=round(ms, 1),
         llm_calls=final.llm_calls,
         sources=[f"{s.source} {s.locator}".strip() for s in final.sources],
-        quoted=len(quoted_sentences(final.answer)),
+        quoted=len(quoted),
         off_point=judged[0] if judged else None,
         lead_on_point=judged[1] if judged else None,
     )
