@@ -27,11 +27,12 @@ def postgres_reachable(url: str = PG_URL) -> bool:
     return postgres_problem(url) is None
 
 
-def postgres_or_skip(url: str = PG_URL) -> str:
-    """The test database's URL; the test is skipped, saying why, when nothing answers."""
+def postgres_or_skip(url: str = PG_URL, *, needed_for: str = "") -> str:
+    """The test database's URL; the test is skipped, saying why (and what it needed
+    Postgres for), when nothing answers."""
     problem = postgres_problem(url)
     if problem is not None:
-        pytest.skip(problem)
+        pytest.skip(f"{problem}; {needed_for}" if needed_for else problem)
     return url
 
 

@@ -37,7 +37,6 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-import pytest
 import redis
 
 from agent.retrieval.catalog_postgres import PostgresCatalog
@@ -50,6 +49,7 @@ from tests.agent_support import analysis, request_text, review, verdict
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.fakes.slack_server import BOT_TOKEN, FakeSlack, Message
 from tests.postgres_support import PG_URL, postgres_reachable
+from tests.postgres_support import postgres_or_skip as shared_postgres_or_skip
 from tests.servers import free_port
 from tests.slack_support import SECRET, SlackSender
 
@@ -66,15 +66,12 @@ def reachable_postgres(url: str = PG_URL) -> str | None:
 
 
 def postgres_or_skip(url: str = PG_URL) -> str:
-    """The Postgres the hosts share, or skip the test: workers with data folders of their
-    own share the document catalog (and the thread memory) only there."""
-    found = reachable_postgres(url)
-    if found is None:
-        pytest.skip(
-            f"no Postgres at {url} (set TEAMRAG_TEST_DATABASE_URL): hosts with separate "
-            "data folders share the document catalog only through Postgres"
-        )
-    return found
+    """The Postgres the hosts share, or skip the test, saying why."""
+    return shared_postgres_or_skip(
+        url,
+        needed_for="hosts with separate data folders share the document catalog only "
+        "through Postgres",
+    )
 
 
 def slack_id(kind: str) -> str:
