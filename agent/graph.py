@@ -12,7 +12,7 @@ collect -> web_search (thin pool, provider configured)
 gate -> retrieve x missing aspects (loop, bounded)  | generate | verify
 verify -> research (search for what was missing) -> generate (rewrite, bounded)
        | generate (rewrite with the reason) | fallback (bounded, or stagnant) | output_guard
-output_guard -> generate (bounded) | fallback | cache_store -> finalize -> END
+output_guard -> generate (bounded) | fallback | finalize -> cache_store -> END
 ```
 """
 
@@ -146,7 +146,7 @@ def build_graph(
     branching("verify", verify, after_verify, ["output_guard", "research", "generate", "fallback"])
     node("research", research)
     branching(
-        "output_guard", output_guard, after_output_guard, ["cache_store", "generate", "fallback"]
+        "output_guard", output_guard, after_output_guard, ["finalize", "generate", "fallback"]
     )
     node("fallback", fallback)
     node("cache_store", cache_store)
@@ -163,6 +163,7 @@ def build_graph(
     g.add_edge("judge", "gate")
     g.add_edge("research", "generate")
     g.add_edge("fallback", "finalize")
-    g.add_edge("cache_store", "finalize")
-    g.add_edge("finalize", END)
+    # The answer goes out with finalize's update (agent/runner.py); the cache write follows.
+    g.add_edge("finalize", "cache_store")
+    g.add_edge("cache_store", END)
     return g.compile(checkpointer=checkpointer, store=store)

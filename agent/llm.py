@@ -4,14 +4,15 @@ Two models, as the router seed says: a fast one for routing and checks, a
 strong one for answers. Every call returns its token usage, and every failure
 (timeout, HTTP error, 429 after the client's retries, malformed output)
 becomes one :class:`LLMError`, so nodes have a single thing to catch before
-falling back to their deterministic stand-in.
+falling back to their deterministic stand-in. Structured and streamed calls go
+straight to the SDK client unless LangSmith traces them (``agent/llm_direct.py``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -21,7 +22,10 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel, ValidationError
 
+from agent.llm_direct import complete, direct_completions, stream
+
 T = TypeVar("T", bound=BaseModel)
+R = TypeVar("R")
 
 # How long a streamed answer may go without a chunk when the model names no timeout.
 STREAM_QUIET_S = 60.0
@@ -166,6 +170,32 @@ def response_format(schema: type[BaseModel]) -> dict[str, Any]:
     }
 
 
+async def once_sent(call: Coroutine[Any, Any, R]) -> asyncio.Task[R]:
+    """Start an LLM call (of this module) and return its task once the request has left
+    this process, or once the call has ended if it never got that far.
+
+    Work started beside a call (a search while the model routes) should not hold up the
+    request itself: on a shared core a search thread started first delays the request's
+    bytes by milliseconds, which the whole turn then waits for."""
+    from agent.llm_client import on_sent
+
+    sent = asyncio.Event()
+    token = on_sent.set(sent.set)
+    try:
+        task = asyncio.create_task(call)  # the task copies the context, and with it on_sent
+    finally:
+        on_sent.reset(token)
+    waiter = asyncio.ensure_future(sent.wait())
+    try:
+        await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    except BaseException:
+        task.cancel()
+        raise
+    finally:
+        waiter.cancel()
+    return task
+
+
 async def structured(
     model: BaseChatModel, schema: type[T], messages: Sequence[BaseMessage]
 ) -> tuple[T, dict[str, int]]:
@@ -178,11 +208,16 @@ async def structured(
     (3.9 -> 2.5 ms against a local server answering at once)."""
     body = {"response_format": response_format(schema)}
     try:
-        reply = await model.bind(extra_body=body).ainvoke(list(messages), config=_HIDDEN)
+        completions = direct_completions(model)
+        if completions is not None:
+            content, usage = await complete(completions, model, messages, extra_body=body)
+        else:
+            reply = await model.bind(extra_body=body).ainvoke(list(messages), config=_HIDDEN)
+            content, usage = str(reply.content), usage_of(reply)
     except Exception as exc:
         raise _classify(exc) from exc
     try:
-        return schema.model_validate_json(str(reply.content)), usage_of(reply)
+        return schema.model_validate_json(content), usage
     except ValidationError as exc:
         raise LLMError("malformed", f"the reply did not match {schema.__name__}") from exc
 
@@ -198,8 +233,16 @@ async def stream_text(
     usage = {"prompt_tokens": 0, "completion_tokens": 0}
     quiet_s = float(getattr(model, "request_timeout", None) or STREAM_QUIET_S)
     loop = asyncio.get_running_loop()
+    relay = _Coalesced(on_token, loop)
     try:
         async with asyncio.timeout(quiet_s) as quiet:
+            completions = direct_completions(model)
+            if completions is not None:
+                async for text in stream(completions, model, messages, usage):
+                    quiet.reschedule(loop.time() + quiet_s)
+                    parts.append(text)
+                    relay(text)
+                return "".join(parts), usage
             async for chunk in model.astream(list(messages), config=_HIDDEN):
                 quiet.reschedule(loop.time() + quiet_s)
                 if isinstance(chunk, AIMessageChunk):
@@ -208,10 +251,37 @@ async def stream_text(
                     text = chunk.text
                     if text:
                         parts.append(text)
-                        on_token(text)
+                        relay(text)
     except Exception as exc:
         raise _classify(exc) from exc
+    finally:
+        relay.flush()
     return "".join(parts), usage
+
+
+class _Coalesced:
+    """Hands pieces on as they come, joining those that arrive together.
+
+    Pieces read from one network read (a burst a buffering proxy releases, or a fast
+    model's) arrive in one turn of the event loop; relaying each on its own costs the
+    chat a progress event apiece, 0.1 ms each, all of it waited for. A piece that
+    arrives alone is handed on in the same turn of the loop."""
+
+    def __init__(self, on_token: Callable[[str], None], loop: asyncio.AbstractEventLoop) -> None:
+        self._on_token = on_token
+        self._loop = loop
+        self._pending: list[str] = []
+
+    def __call__(self, text: str) -> None:
+        if not self._pending:
+            self._loop.call_soon(self.flush)
+        self._pending.append(text)
+
+    def flush(self) -> None:
+        if self._pending:
+            text = "".join(self._pending)
+            self._pending.clear()
+            self._on_token(text)
 
 
 async def invoke_with_tools(

@@ -12,8 +12,11 @@ timeouts, errors and every other endpoint stay the SDK's own.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextvars import ContextVar
 from typing import Any
 
+import httpx2
 import openai
 from openai.resources.chat.completions import AsyncCompletions
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
@@ -23,8 +26,31 @@ _AS_SENT: tuple[type, ...] = (ChatCompletion, ChatCompletionChunk)
 _REQUEST_OPTIONS = ("model", "stream", "extra_headers", "extra_query", "timeout")
 
 
+# Called once the current task's request body has been written to the socket.
+on_sent: ContextVar[Callable[[], None] | None] = ContextVar("teamrag_on_sent", default=None)
+_BODY_SENT = "http11.send_request_body.complete"
+
+
+async def _tell_when_sent(request: httpx2.Request) -> None:
+    """Ask httpcore to report the request's progress when the caller wants to know."""
+    sent = on_sent.get()
+    if sent is None:
+        return
+
+    async def trace(event: str, info: dict[str, Any]) -> None:
+        if event == _BODY_SENT:
+            sent()
+
+    request.extensions["trace"] = trace
+
+
 class PlainChatClient(openai.AsyncOpenAI):
-    """``AsyncOpenAI`` whose chat completions and chunks arrive as dicts."""
+    """``AsyncOpenAI`` whose chat completions and chunks arrive as dicts, and which says
+    when a request has left (:data:`on_sent`)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        hooks = {"request": [_tell_when_sent]}
+        super().__init__(**kwargs, http_client=openai.DefaultAsyncHttpxClient(event_hooks=hooks))
 
     def _process_response_data(self, *, data: object, cast_to: Any, response: Any) -> Any:
         if cast_to in _AS_SENT and isinstance(data, dict):

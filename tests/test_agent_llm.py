@@ -10,9 +10,14 @@ from __future__ import annotations
 import asyncio
 import uuid
 from pathlib import Path
+from typing import Any
+
+import numpy.typing as npt
 
 from agent.config import AgentConfig, Features
 from agent.events import Progress, Token, Turn
+from agent.retrieval.embeddings import UniversalSentenceEncoder
+from agent.retrieval.ingest import Ingestor
 from agent.retrieval.knowledge_base import KnowledgeBase
 from agent.websearch import TavilySearch
 from tests.agent_support import (
@@ -28,6 +33,7 @@ from tests.agent_support import (
     stages,
     verdict,
 )
+from tests.conftest import open_kb
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.fakes.web_search import FakeWebSearch
 from tests.postgres_support import postgres_or_skip
@@ -67,6 +73,43 @@ async def test_knowledge_answer_with_every_check_takes_three_round_trips(
     answer_request = next(c.body for c in fake_llm.calls if c.task == "text")
     assert "35 days" in request_text(answer_request)  # the evidence reached the prompt
     assert "한국어로 답하세요" in request_text(answer_request)
+
+
+class CountingEncoder(UniversalSentenceEncoder):
+    """The session's encoder (its loaded model), keeping every text it embeds."""
+
+    def __init__(self, loaded: UniversalSentenceEncoder) -> None:
+        super().__init__()
+        self._model = loaded._load()
+        self.embedded: list[str] = []
+
+    def embed_documents(self, texts: list[str]) -> npt.NDArray[Any]:
+        self.embedded += texts
+        return super().embed_documents(texts)
+
+
+async def test_a_turn_embeds_its_question_once(
+    tmp_path: Path, embedder: UniversalSentenceEncoder, fake_llm: FakeOpenAI
+) -> None:
+    """The runner starts the question's embedding as the turn begins; the cache lookup, the
+    search during routing and the cache store all use that one."""
+    encoder = CountingEncoder(embedder)
+    kb = open_kb(tmp_path / "data", encoder)
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "backups.md").write_text(
+        "# Backups\n\nPostgres backups are kept for 35 days. 백업은 35일 동안 보관합니다.\n"
+    )
+    try:
+        assert not Ingestor(kb).run([docs]).failed
+        encoder.embedded.clear()
+        _answer_everything(fake_llm)
+        async with agent(kb, tmp_path / "agent", llm=fake_llm) as runner:
+            _, final = await collect(runner, Turn(BACKUPS))
+    finally:
+        kb.close()
+    assert final.sources and not final.degraded
+    assert encoder.embedded.count(BACKUPS) == 1, encoder.embedded
 
 
 async def test_smalltalk_is_one_call_and_blocked_input_none(

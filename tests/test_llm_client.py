@@ -7,13 +7,24 @@ what comes back must still be the text, the usage and the tool calls, in Korean 
 
 from __future__ import annotations
 
+import asyncio
+import socket
 from collections.abc import Iterator
 
 import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.tools import tool
 
-from agent.llm import LLMError, LLMs, invoke_with_tools, openai_llms, stream_text, structured
+from agent.llm import (
+    LLMError,
+    LLMs,
+    _Coalesced,
+    invoke_with_tools,
+    once_sent,
+    openai_llms,
+    stream_text,
+    structured,
+)
 from agent.schemas import Analysis
 from tests.agent_support import analysis
 from tests.fakes.openai_server import FakeOpenAI, Reply
@@ -55,11 +66,14 @@ async def test_a_structured_call_sends_the_whole_request_and_parses_the_reply(
 
 
 async def test_a_streamed_answer_arrives_piece_by_piece_with_its_usage(fake: FakeOpenAI) -> None:
-    fake.reply("text", Reply(content="백업은 35일 동안 보관됩니다 [1].", usage=(40, 9)))
+    # The fake sends 4 characters a chunk; it pauses after the first two (8 characters).
+    answer = "백업은 35일 동안 보관됩니다 [1]."
+    fake.reply("text", Reply(content=answer, usage=(40, 9), stall=(3, 0.3)))
     pieces: list[str] = []
     text, usage = await stream_text(models(fake).chat, MESSAGES, pieces.append)
-    assert text == "백업은 35일 동안 보관됩니다 [1]." and len(pieces) > 3
-    assert "".join(pieces) == text
+    assert text == answer and "".join(pieces) == text
+    # What came before the pause was shown before it, not held back for the whole answer.
+    assert len(pieces) >= 2 and answer[:8].startswith(pieces[0])
     assert usage == {"prompt_tokens": 40, "completion_tokens": 9}
     body = fake.chat_requests[-1]
     assert body["model"] == "chat-model" and body["stream"] is True
@@ -104,3 +118,46 @@ async def test_a_stream_that_goes_quiet_fails_as_a_timeout_with_what_it_had_show
         await stream_text(chat, MESSAGES, pieces.append)
     assert caught.value.kind == "timeout"
     assert pieces and "".join(pieces) != "백업은 35일 동안 보관됩니다."  # cut off mid-answer
+
+
+async def test_once_sent_returns_when_the_request_is_out_not_when_the_reply_is_in(
+    fake: FakeOpenAI,
+) -> None:
+    fake.reply("Analysis", Reply(delay=2))
+    call = await once_sent(structured(models(fake).fast, Analysis, MESSAGES))
+    assert not call.done()
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+
+
+async def test_once_sent_returns_a_call_that_never_left_once_it_has_ended() -> None:
+    with socket.socket() as closed:  # a port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    fast = openai_llms(
+        fast_model="f", chat_model="c", base_url=f"http://127.0.0.1:{port}/v1", api_key="k",
+        timeout_s=5.0, max_retries=0,
+    ).fast  # fmt: skip
+    call = await once_sent(structured(fast, Analysis, MESSAGES))
+    assert call.done()
+    with pytest.raises(LLMError) as caught:
+        await call
+    assert caught.value.kind == "unreachable"
+    # Anything else that never sends a request is simply waited for.
+    plain = await once_sent(asyncio.sleep(0.01, result="done"))
+    assert plain.done() and plain.result() == "done"
+
+
+async def test_pieces_that_arrive_in_one_turn_of_the_loop_are_handed_on_together() -> None:
+    shown: list[str] = []
+    relay = _Coalesced(shown.append, asyncio.get_running_loop())
+    relay("백업은 ")
+    relay("35일")
+    assert shown == []
+    await asyncio.sleep(0)  # the loop's next turn
+    assert shown == ["백업은 35일"]
+    relay(" 보관")
+    relay.flush()  # the stream ended: nothing waits for the loop
+    await asyncio.sleep(0)
+    assert shown == ["백업은 35일", " 보관"]

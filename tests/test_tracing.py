@@ -9,14 +9,18 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from langchain_core.messages import HumanMessage, SystemMessage
 from langsmith import run_trees
 from langsmith import utils as ls_utils
 
 from agent.events import Turn
+from agent.llm import openai_llms, stream_text, structured
+from agent.llm_direct import direct_completions
 from agent.retrieval.knowledge_base import KnowledgeBase
+from agent.schemas import Analysis
 from tests.agent_support import agent, analysis, collect
 from tests.fakes.langsmith_server import FakeLangSmith
-from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.openai_server import FakeOpenAI, Reply
 
 HELLO = "Hello! Ask me anything about the team's documents."
 TURN = Turn(
@@ -95,6 +99,39 @@ async def test_without_langsmith_tracing_nothing_is_sent(
         await collect(runner, TURN)
     await asyncio.to_thread(flush)
     assert langsmith.runs == {}
+
+
+async def test_model_calls_skip_langchains_run_machinery_only_when_nothing_traces_them(
+    fake_llm: FakeOpenAI, langsmith: FakeLangSmith, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Untraced, a call goes straight to the SDK client (agent/llm_direct.py); traced, through
+    LangChain, so that it shows in the trace. The request on the wire is the same."""
+    llms = openai_llms(
+        fast_model="fast", chat_model="chat", base_url=fake_llm.base_url, api_key="k"
+    )
+    messages = [SystemMessage("문서로만 답하세요."), HumanMessage("백업은 며칠 보관되나요?")]
+
+    async def calls() -> tuple[object, ...]:
+        fake_llm.reply("Analysis", analysis(variations=["백업 보관 기간"]))
+        fake_llm.reply("text", Reply(content="35일 동안 보관됩니다 [1].", usage=(30, 8)))
+        return (
+            await structured(llms.fast, Analysis, messages),
+            await stream_text(llms.chat, messages, lambda _: None),
+        )
+
+    assert direct_completions(llms.fast) is not None
+    direct = await calls()
+    await asyncio.to_thread(flush)
+    assert langsmith.runs == {}
+    monkeypatch.setenv("LANGSMITH_TRACING", "true")
+    _forget_langsmith_settings()
+    assert direct_completions(llms.fast) is None
+    traced = await calls()
+    await asyncio.to_thread(flush)
+    assert traced == direct
+    assert fake_llm.chat_requests[:2] == fake_llm.chat_requests[2:]
+    llm_runs = [r for r in langsmith.runs.values() if r.get("run_type") == "llm"]
+    assert len(llm_runs) == 2
 
 
 def test_tracing_set_in_the_env_file_reaches_langchain(

@@ -47,7 +47,6 @@ STAGES = frozenset(
         "output_guard",
         "fallback",
         "blocked_response",
-        "cache_store",
         "finalize",
         "waited_for_thread",
     }

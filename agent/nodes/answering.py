@@ -238,7 +238,7 @@ async def output_guard(state: AgentState, runtime: Runtime[Deps]) -> dict[str, A
 
 def after_output_guard(state: AgentState, runtime: Runtime[Deps]) -> str:
     if state.get("grounded"):
-        return "cache_store"
+        return "finalize"
     limit = runtime.context.config.max_answer_retries
     if state.get("route") in RAG_ROUTES and state.get("retries", 0) <= limit:
         return "generate"

@@ -1,4 +1,5 @@
-"""The first steps of every turn: the input guard and the answer cache. No LLM here."""
+"""The first steps of every turn: the input guard, the answer cache and the user's
+profile (read beside the cache lookup, for the router). No LLM here."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from langgraph.runtime import Runtime
 from agent.deps import Deps
 from agent.guards import check_input
 from agent.language import detect_language
+from agent.memory.budget import TokenPlan
+from agent.memory.profile import recall, render_profile, user_namespace
 from agent.nodes.common import features_of, persona_of, timed
 from agent.progress import report
 from agent.retrieval.tokenizer import tokenize
@@ -73,9 +76,37 @@ async def input_guard(state: AgentState, runtime: Runtime[Deps]) -> dict[str, An
     return update
 
 
+async def _profile(state: AgentState, runtime: Runtime[Deps]) -> str:
+    """What the user told earlier about themselves, as the router's prompt shows it."""
+    deps = runtime.context
+    if runtime.store is None or not features_of(state, deps).user_memory:
+        return ""
+    namespace = user_namespace(state["turn"]["workspace"], state["turn"]["user"])
+    try:
+        facts = await recall(runtime.store, namespace)
+    except Exception:  # memory is a nicety; a broken store must not block the answer
+        return ""
+    budget = TokenPlan.for_context(deps.config.context_tokens).profile
+    return render_profile(facts, budget, state["language"])
+
+
 @timed("cache_lookup")
 async def cache_lookup(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
-    deps = runtime.context
+    """The answer cache, and beside it the user's profile: two reads (a network round trip
+    each in a team's deployment) that the router would otherwise wait for one by one."""
+    profile = asyncio.create_task(_profile(state, runtime))
+    try:
+        found = await _cached(state, runtime.context)
+    except BaseException:
+        profile.cancel()
+        raise
+    if found.get("cached"):  # answered: the router will not run
+        profile.cancel()
+        return found
+    return found | {"profile": await profile}
+
+
+async def _cached(state: AgentState, deps: Deps) -> dict[str, Any]:
     if deps.cache is None or not features_of(state, deps).cache:
         return {}
     question = state["question"]

@@ -1,14 +1,16 @@
-"""The end of every turn: the blocked reply, cache store, and finalize.
+"""The end of every turn: the blocked reply, finalize, and cache store.
 
 ``finalize`` is the only node that writes the thread's history: it appends the
 answer, trims the thread (a running summary keeps what was dropped), saves
 facts the user stated about themselves, and empties the evidence pool so the
-checkpoint stays small.
+checkpoint stays small. The answer leaves with its update; ``cache_store`` then
+keeps a grounded answer for the next asker, while the thread is still locked.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, RemoveMessage
@@ -23,6 +25,8 @@ from agent.nodes.entry import scope_key
 from agent.nodes.judging import covered
 from agent.nodes.routing import remembered_facts
 from agent.state import RESET, AgentState, PoolItem
+
+log = logging.getLogger(__name__)
 
 
 @timed("blocked_response")
@@ -79,8 +83,8 @@ async def cache_store(state: AgentState, runtime: Runtime[Deps]) -> dict[str, An
 
     try:
         await asyncio.to_thread(store)
-    except Exception as exc:  # not caching is fine; losing the answer is not
-        return {"notes": [f"answer not cached ({type(exc).__name__}: {exc})"]}
+    except Exception as exc:  # not caching is fine; the answer has already gone out
+        log.warning("answer not cached (%s: %s)", type(exc).__name__, exc)
     return {}
 
 

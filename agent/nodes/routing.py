@@ -17,7 +17,7 @@ from langgraph.runtime import Runtime
 
 from agent import replies
 from agent.deps import Deps
-from agent.llm import LLMError, invoke_with_tools, stream_text, structured
+from agent.llm import LLMError, invoke_with_tools, once_sent, stream_text, structured
 from agent.memory.budget import TokenPlan
 from agent.memory.profile import (
     Fact,
@@ -25,7 +25,6 @@ from agent.memory.profile import (
     forget,
     kind_named,
     recall,
-    render_profile,
     user_namespace,
 )
 from agent.models import model_for, model_name_for
@@ -59,19 +58,6 @@ def history_of(state: AgentState) -> list[BaseMessage]:
     """The thread before this turn's message."""
     messages: list[BaseMessage] = list(state.get("messages", []))
     return messages[:-1]
-
-
-async def _profile(state: AgentState, runtime: Runtime[Deps]) -> str:
-    deps = runtime.context
-    if runtime.store is None or not features_of(state, deps).user_memory:
-        return ""
-    namespace = user_namespace(state["turn"]["workspace"], state["turn"]["user"])
-    try:
-        facts = await recall(runtime.store, namespace)
-    except Exception:  # memory is a nicety; a broken store must not block the answer
-        return ""
-    budget = TokenPlan.for_context(deps.config.context_tokens).profile
-    return render_profile(facts, budget, state["language"])
 
 
 def _plan_from(analysis: Analysis) -> Plan:
@@ -194,10 +180,10 @@ async def _route(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
     deps = runtime.context
     language = state["language"]
     report("analyze", language)
-    profile = await _profile(state, runtime)
+    profile = state.get("profile", "")  # read beside the cache lookup
     question = state["question"]
     if memory_command(question):
-        return {"route": "memory", "route_confidence": 1.0, "profile": profile}
+        return {"route": "memory", "route_confidence": 1.0}
     if deps.llms is not None:
         today = deps.clock().astimezone().strftime("%Y-%m-%d (%A)")
         messages = analysis_messages(
@@ -209,11 +195,13 @@ async def _route(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
             history_budget=TokenPlan.for_context(deps.config.context_tokens).history,
             persona=persona_of(state, deps),
         )
+        # The request goes out first; the search of the question then runs during the call.
+        call = await once_sent(structured(deps.llms.fast, Analysis, messages))
         fetching = None
         if _worth_prefetching(question, has_history(state)):
             fetching = asyncio.create_task(prefetch(state, deps))
         try:
-            analysis, usage = await structured(deps.llms.fast, Analysis, messages)
+            analysis, usage = await call
             update = _from_analysis(analysis, state, deps) | llm_used(usage, deps.llms.fast_name)
             update |= await _check_bypass(update, state, deps)
         except LLMError as exc:
@@ -224,8 +212,8 @@ async def _route(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
         if update["route"] in RAG_ROUTES and not (plan and plan["filters"]):
             notes = [*update.get("notes", []), *fetched.get("notes", [])]
             update = update | fetched | {"notes": notes}
-        return update | {"profile": profile}
-    return await _local_route(state, deps) | {"profile": profile}
+        return update
+    return await _local_route(state, deps)
 
 
 async def _check_bypass(update: dict[str, Any], state: AgentState, deps: Deps) -> dict[str, Any]:

@@ -7,12 +7,11 @@ bound; async callers go through ``asyncio.to_thread`` (see ``KnowledgeBase``).
 
 from __future__ import annotations
 
-import functools
 import itertools
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from multiprocessing import get_context
 from typing import Any, Protocol
 
@@ -56,37 +55,61 @@ def _normalise(rows: Vectors) -> Vectors:
 
 class QueryMemo:
     """The last few query vectors: a turn embeds its question for the cache lookup, the
-    search and the cache store; once is enough."""
+    search and the cache store; once is enough. A text being embedded when another caller
+    asks for it is waited for, not embedded again: the runner starts the question's
+    embedding as the turn begins, and the cache lookup joins it."""
 
     def __init__(self, size: int = 256) -> None:
         self._size = size
         self._rows: OrderedDict[str, Vectors] = OrderedDict()
+        self._pending: dict[str, Future[Vectors]] = {}
         self._lock = threading.Lock()
 
     def many(self, texts: list[str], compute: Callable[[list[str]], Vectors]) -> Vectors:
-        """Vectors for ``texts``, computing the ones not remembered in one batch."""
+        """Vectors for ``texts``, computing the ones neither remembered nor under way in
+        one batch."""
+        got: dict[str, Vectors] = {}
+        waits: dict[str, Future[Vectors]] = {}
+        mine: list[str] = []
         with self._lock:
-            missing = [t for t in dict.fromkeys(texts) if t not in self._rows]
-        fresh = dict(zip(missing, compute(missing), strict=True)) if missing else {}
+            for text in dict.fromkeys(texts):
+                if text in self._rows:
+                    self._rows.move_to_end(text)
+                    got[text] = self._rows[text]
+                elif text in self._pending:
+                    waits[text] = self._pending[text]
+                else:
+                    self._pending[text] = Future()
+                    mine.append(text)
+        if mine:
+            got |= self._compute(mine, compute)
+        for text, future in waits.items():
+            got[text] = future.result()
+        return np.stack([got[t] for t in texts])
 
-        def one(text: str) -> Vectors:
-            row: Vectors = fresh[text] if text in fresh else compute([text])[0]
-            return row
-
-        return np.stack([self.get(t, functools.partial(one, t)) for t in texts])
-
-    def get(self, text: str, compute: Callable[[], Vectors]) -> Vectors:
-        with self._lock:
-            if text in self._rows:
-                self._rows.move_to_end(text)
-                return self._rows[text]
-        row = compute()
-        row.setflags(write=False)  # shared between callers
-        with self._lock:
-            self._rows[text] = row
-            if len(self._rows) > self._size:
-                self._rows.popitem(last=False)
+    def one(self, text: str, compute: Callable[[list[str]], Vectors]) -> Vectors:
+        row: Vectors = self.many([text], compute)[0]
         return row
+
+    def _compute(
+        self, texts: list[str], compute: Callable[[list[str]], Vectors]
+    ) -> dict[str, Vectors]:
+        try:
+            rows = compute(texts)
+        except BaseException as exc:
+            with self._lock:
+                for text in texts:
+                    self._pending.pop(text).set_exception(exc)
+            raise
+        fresh = dict(zip(texts, rows, strict=True))
+        with self._lock:
+            for text, row in fresh.items():
+                row.setflags(write=False)  # shared between callers
+                self._rows[text] = row
+                self._pending.pop(text).set_result(row)
+            while len(self._rows) > self._size:
+                self._rows.popitem(last=False)
+        return fresh
 
 
 class UniversalSentenceEncoder:
@@ -156,7 +179,7 @@ class UniversalSentenceEncoder:
             self._pool = None
 
     def embed_query(self, text: str) -> Vectors:
-        return self._queries.get(text, lambda: self.embed_documents([text])[0])
+        return self._queries.one(text, self.embed_documents)
 
     def embed_queries(self, texts: list[str]) -> Vectors:
         return self._queries.many(texts, self.embed_documents)
@@ -215,7 +238,7 @@ class OpenAICompatibleEmbedder:
         return self._call(list(texts))
 
     def embed_query(self, text: str) -> Vectors:
-        return self._queries.get(text, lambda: self._call([text])[0])
+        return self._queries.one(text, self._call)
 
     def embed_queries(self, texts: list[str]) -> Vectors:
         return self._queries.many(texts, self._call)
