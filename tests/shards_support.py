@@ -7,6 +7,7 @@ servers of :func:`~tests.workers_support.worker_env`) running ``discord``.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,8 +72,9 @@ class Shards:
         assert all(w.alive for w in self.workers), self.logs()
 
     def stop(self) -> None:
-        for worker in self.workers:
-            worker.stop()
+        """SIGTERM every shard process at once; each closes its gateway session."""
+        with ThreadPoolExecutor(len(self.workers)) as pool:
+            list(pool.map(lambda worker: worker.stop(), self.workers))
 
     async def answering(self, thread_id: str) -> tuple[Worker, Worker]:
         """(the process that started answering the thread's turn, the other one): whichever
