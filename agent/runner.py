@@ -46,11 +46,6 @@ def to_source(number: int, item: PoolItem | dict[str, Any]) -> Source:
     )
 
 
-def _retrieved(job: asyncio.Future[Any]) -> None:
-    if not job.cancelled():
-        job.exception()
-
-
 class _DraftGate:
     """Hold a speculative draft's tokens until the judge keeps it; mark rewrites with reset."""
 
@@ -145,8 +140,6 @@ class Runner:
         except FeatureError as exc:  # a bad override is the caller's mistake: say which
             yield self._failure(turn, exc, start)
             return
-        if flags.get("cache"):
-            self._embed_early(turn.text)
         turn_input = TurnInput(
             text=turn.text,
             user=turn.user,
@@ -176,19 +169,6 @@ class Runner:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
-
-    def _embed_early(self, text: str) -> None:
-        """Start embedding the message in a worker thread as the turn begins.
-
-        The cache lookup, the search of the question and the cache store all take its
-        vector from the encoder's memory, and the lookup joins an embedding under way:
-        started here, it runs while the thread's checkpoint is read and the input guard
-        checks the message, not after them. A follow-up the cache skips wastes it."""
-        text = text.strip()
-        if not text or len(text) > self.deps.config.max_input_chars:
-            return  # nothing to embed, or the input guard refuses it
-        job = asyncio.ensure_future(asyncio.to_thread(self.deps.kb.embedder.embed_query, text))
-        job.add_done_callback(_retrieved)  # a failure is the cache lookup's to report
 
     async def forget(self, thread_id: str) -> None:
         """Delete a thread's memory (its checkpoints), waiting for a turn under way on it.

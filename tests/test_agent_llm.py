@@ -91,8 +91,8 @@ class CountingEncoder(UniversalSentenceEncoder):
 async def test_a_turn_embeds_its_question_once(
     tmp_path: Path, embedder: UniversalSentenceEncoder, fake_llm: FakeOpenAI
 ) -> None:
-    """The runner starts the question's embedding as the turn begins; the cache lookup, the
-    search during routing and the cache store all use that one."""
+    """The cache lookup, the search during routing, the planner's batch and the cache store
+    all use the one vector the encoder remembers."""
     encoder = CountingEncoder(embedder)
     kb = open_kb(tmp_path / "data", encoder)
     docs = tmp_path / "docs"

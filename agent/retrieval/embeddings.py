@@ -56,8 +56,8 @@ def _normalise(rows: Vectors) -> Vectors:
 class QueryMemo:
     """The last few query vectors: a turn embeds its question for the cache lookup, the
     search and the cache store; once is enough. A text being embedded when another caller
-    asks for it is waited for, not embedded again: the runner starts the question's
-    embedding as the turn begins, and the cache lookup joins it."""
+    asks for it is waited for, not embedded again (a question many people ask at once,
+    after an announcement, is embedded once)."""
 
     def __init__(self, size: int = 256) -> None:
         self._size = size
