@@ -22,6 +22,7 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel, ValidationError
 
+from agent.llm_client import on_sent
 from agent.llm_direct import complete, direct_completions, stream
 
 T = TypeVar("T", bound=BaseModel)
@@ -177,8 +178,6 @@ async def once_sent(call: Coroutine[Any, Any, R]) -> asyncio.Task[R]:
     Work started beside a call (a search while the model routes) should not hold up the
     request itself: on a shared core a search thread started first delays the request's
     bytes by milliseconds, which the whole turn then waits for."""
-    from agent.llm_client import on_sent
-
     sent = asyncio.Event()
     token = on_sent.set(sent.set)
     try:
@@ -263,9 +262,10 @@ class _Coalesced:
     """Hands pieces on as they come, joining those that arrive together.
 
     Pieces read from one network read (a burst a buffering proxy releases, or a fast
-    model's) arrive in one turn of the event loop; relaying each on its own costs the
-    chat a progress event apiece, 0.1 ms each, all of it waited for. A piece that
-    arrives alone is handed on in the same turn of the loop."""
+    model's) arrive in one turn of the event loop; relayed one by one, each is an event
+    through the graph's stream and the runner's queue, all of it waited for once the
+    call has ended. A piece that arrives alone is handed on in the next turn of the
+    loop."""
 
     def __init__(self, on_token: Callable[[str], None], loop: asyncio.AbstractEventLoop) -> None:
         self._on_token = on_token

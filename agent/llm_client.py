@@ -14,12 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextvars import ContextVar
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx2
 import openai
 from openai.resources.chat.completions import AsyncCompletions
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
+
+if TYPE_CHECKING:  # the SDK's own HTTP library, which it brings with it
+    import httpx2
 
 _AS_SENT: tuple[type, ...] = (ChatCompletion, ChatCompletionChunk)
 # Arguments of ``create`` that are not part of the request's body.
