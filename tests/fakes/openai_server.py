@@ -408,6 +408,18 @@ class FakeOpenAI:
         task = task_of(body)
         stream = bool(body.get("stream"))
         status = 200
+        logged = False
+
+        def log_call() -> None:
+            # Once per request, and for a stream before its last bytes: a client that has
+            # read the whole answer finds the call in ``calls``.
+            nonlocal logged
+            if not logged and epoch == self._epoch:
+                logged = True
+                model_name = str(body.get("model", ""))
+                end = time.monotonic()
+                self.calls.append(Call(task, model_name, start, end, stream, status, body))
+
         try:
             try:
                 reply = self._next_reply(task, body) or Reply()
@@ -432,6 +444,7 @@ class FakeOpenAI:
                     answer,
                     include_usage=include_usage,
                     stall=reply.stall,
+                    before_end=log_call,
                 )
             message: dict[str, Any] = {
                 "role": "assistant",
@@ -459,10 +472,7 @@ class FakeOpenAI:
                 dumps=_dumps,
             )
         finally:
-            if epoch == self._epoch:
-                end = time.monotonic()
-                model_name = str(body.get("model", ""))
-                self.calls.append(Call(task, model_name, start, end, stream, status, body))
+            log_call()
 
     async def _stream(
         self,
@@ -473,6 +483,7 @@ class FakeOpenAI:
         *,
         include_usage: bool,
         stall: tuple[int, float] | None = None,
+        before_end: Callable[[], None] = lambda: None,
     ) -> web.StreamResponse:
         response = web.StreamResponse(
             headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
@@ -513,6 +524,7 @@ class FakeOpenAI:
                 if stall is not None and sent == stall[0]:
                     await asyncio.sleep(stall[1])
                 await response.write(f"data: {_dumps(event)}\n\n".encode())
+            before_end()
             await response.write(b"data: [DONE]\n\n")
             await response.write_eof()
         except ConnectionResetError:
