@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -233,29 +233,36 @@ async def stream_text(
     quiet_s = float(getattr(model, "request_timeout", None) or STREAM_QUIET_S)
     loop = asyncio.get_running_loop()
     relay = _Coalesced(on_token, loop)
+    completions = direct_completions(model)
+    pieces = (
+        stream(completions, model, messages, usage)
+        if completions is not None
+        else _langchain_pieces(model, messages, usage)
+    )
     try:
         async with asyncio.timeout(quiet_s) as quiet:
-            completions = direct_completions(model)
-            if completions is not None:
-                async for text in stream(completions, model, messages, usage):
-                    quiet.reschedule(loop.time() + quiet_s)
-                    parts.append(text)
-                    relay(text)
-                return "".join(parts), usage
-            async for chunk in model.astream(list(messages), config=_HIDDEN):
+            async for text in pieces:
                 quiet.reschedule(loop.time() + quiet_s)
-                if isinstance(chunk, AIMessageChunk):
-                    if chunk.usage_metadata:
-                        usage = usage_of(chunk)
-                    text = chunk.text
-                    if text:
-                        parts.append(text)
-                        relay(text)
+                parts.append(text)
+                relay(text)
     except Exception as exc:
         raise _classify(exc) from exc
     finally:
         relay.flush()
     return "".join(parts), usage
+
+
+async def _langchain_pieces(
+    model: BaseChatModel, messages: Sequence[BaseMessage], usage: dict[str, int]
+) -> AsyncIterator[str]:
+    """:func:`agent.llm_direct.stream` through LangChain (traced): the same pieces."""
+    async for chunk in model.astream(list(messages), config=_HIDDEN):
+        if isinstance(chunk, AIMessageChunk):
+            if chunk.usage_metadata:
+                usage.update(usage_of(chunk))
+            text = chunk.text
+            if text:
+                yield text
 
 
 class _Coalesced:

@@ -19,16 +19,16 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 
-from agent.llm_client import PlainChatClient, PlainCompletions
+from agent.llm_client import PlainCompletions
 
 
 def direct_completions(model: BaseChatModel) -> PlainCompletions | None:
-    """The completions endpoint to call for ``model``, or None to call it through LangChain
-    (another kind of model, or tracing on)."""
-    client = getattr(model, "root_async_client", None)
-    if not isinstance(client, PlainChatClient) or _tracing():
+    """The completions endpoint ``model`` itself calls (``openai_llms`` gave it ours), or
+    None to call it through LangChain (another kind of model, or tracing on)."""
+    completions = getattr(model, "async_client", None)
+    if not isinstance(completions, PlainCompletions) or _tracing():
         return None
-    return client.plain_completions()
+    return completions
 
 
 def _tracing() -> bool:
@@ -52,7 +52,7 @@ async def complete(
     reply = await completions.create(**_payload(model, messages, **kwargs))
     choices = reply.get("choices") or [{}]
     content = (choices[0].get("message") or {}).get("content") or ""
-    return str(content), usage_of(reply.get("usage"))
+    return str(content), _usage(reply.get("usage"))
 
 
 async def stream(
@@ -66,14 +66,15 @@ async def stream(
     chunks = await completions.create(**payload)
     async for chunk in chunks:
         if chunk.get("usage"):
-            usage.update(usage_of(chunk["usage"]))
+            usage.update(_usage(chunk["usage"]))
         for choice in chunk.get("choices") or ():
             text = (choice.get("delta") or {}).get("content")
             if text:
                 yield text
 
 
-def usage_of(usage: dict[str, Any] | None) -> dict[str, int]:
+def _usage(usage: dict[str, Any] | None) -> dict[str, int]:
+    """The endpoint's usage object in the shape :func:`agent.llm.usage_of` gives."""
     usage = usage or {}
     return {
         "prompt_tokens": int(usage.get("prompt_tokens") or 0),
