@@ -7,7 +7,6 @@ servers of :func:`~tests.workers_support.worker_env`) running ``discord``.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,7 @@ from tests.fakes.discord_payloads import TOKEN
 from tests.fakes.discord_rest import GLOBAL_COMMANDS
 from tests.fakes.discord_server import FakeDiscord
 from tests.servers import free_port
-from tests.workers_support import Worker
+from tests.workers_support import Worker, stop_all
 
 
 def discord_env(env: dict[str, str], fake: FakeDiscord) -> dict[str, str]:
@@ -73,8 +72,7 @@ class Shards:
 
     def stop(self) -> None:
         """SIGTERM every shard process at once; each closes its gateway session."""
-        with ThreadPoolExecutor(len(self.workers)) as pool:
-            list(pool.map(lambda worker: worker.stop(), self.workers))
+        stop_all(self.workers)
 
     async def answering(self, thread_id: str) -> tuple[Worker, Worker]:
         """(the process that started answering the thread's turn, the other one): whichever

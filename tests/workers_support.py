@@ -32,6 +32,7 @@ import sys
 import time
 import uuid
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -331,9 +332,15 @@ class Team:
     async def close(self) -> dict[str, int | None]:
         """SIGTERM every worker at once, as ``docker compose down`` does (each drains);
         their exit codes."""
-        codes = await asyncio.gather(*(asyncio.to_thread(w.stop) for w in self.workers))
+        codes = await asyncio.to_thread(stop_all, self.workers)
         await self.session.close()
         return {w.name: code for w, code in zip(self.workers, codes, strict=True)}
+
+
+def stop_all(workers: Sequence[Worker]) -> list[int | None]:
+    """SIGTERM every worker process at once and wait for all; their exit codes, in order."""
+    with ThreadPoolExecutor(max(len(workers), 1)) as pool:
+        return list(pool.map(lambda worker: worker.stop(), workers))
 
 
 # --- the fake LLM: answers that say which question they answer --------------------------
