@@ -25,8 +25,10 @@ lint: $(BIN)/.installed
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
+# Two pytest workers, one test file each at a time (a file's module fixtures start once):
+# most tests wait on processes and sockets, so two halve the wall time even on 2 cores.
 test: lint
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile
 
 bench-retrieval: $(BIN)/.installed
 	$(BIN)/python benchmarks/retrieval.py

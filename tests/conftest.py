@@ -29,6 +29,10 @@ for _name in (
 ):
     os.environ.pop(_name, None)
 
+# Rich fixes a console's width when it is created, from COLUMNS (80 in pytest-xdist's
+# workers): a CLI message asserted whole must not depend on which worker imported it.
+os.environ["COLUMNS"] = "200"
+
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "samples" / "kb"
 
