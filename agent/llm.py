@@ -5,14 +5,14 @@ strong one for answers. Every call returns its token usage, and every failure
 (timeout, HTTP error, 429 after the client's retries, malformed output)
 becomes one :class:`LLMError`, so nodes have a single thing to catch before
 falling back to their deterministic stand-in. Structured and streamed calls go
-straight to the SDK client unless LangSmith traces them (``agent/llm_direct.py``).
+straight to the endpoint unless LangSmith traces them (``agent/llm_direct.py``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -22,8 +22,8 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel, ValidationError
 
-from agent.llm_client import on_sent
-from agent.llm_direct import complete, direct_completions, stream
+from agent.llm_direct import complete, direct_endpoint, stream
+from agent.llm_http import EndpointError, on_sent
 
 T = TypeVar("T", bound=BaseModel)
 R = TypeVar("R")
@@ -58,7 +58,14 @@ class LLMs:
     chat_name: str = "chat"
     # Builds a client for any other model name on the same endpoint (the route map's).
     factory: Callable[[str], BaseChatModel] | None = None
+    # Closes the connections every model made here shares (see :meth:`aclose`).
+    closing: Callable[[], Awaitable[None]] | None = field(default=None, compare=False, repr=False)
     _made: dict[str, BaseChatModel] = field(default_factory=dict, compare=False, repr=False)
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections to the endpoint, once the agent is done with it."""
+        if self.closing is not None:
+            await self.closing()
 
     def named(self, name: str) -> tuple[BaseChatModel, str]:
         """The client for ``name`` and its real model name; aliases name the two models,
@@ -85,12 +92,18 @@ def openai_llms(
     from langchain_openai import ChatOpenAI
 
     from agent.llm_client import PlainChatClient
+    from agent.llm_http import ChatEndpoint
 
     key = api_key or "not-needed"
-    # One SDK client (and connection pool) for every model on the endpoint.
+    # One SDK client and one endpoint (each a connection pool) for every model.
     client = PlainChatClient(
         api_key=key, base_url=base_url, timeout=timeout_s, max_retries=max_retries
     )
+    endpoint = ChatEndpoint(str(client.base_url), key, timeout_s=timeout_s, max_retries=max_retries)
+
+    async def close() -> None:
+        await endpoint.aclose()
+        await client.close()
 
     def make(model: str, temperature: float) -> ChatOpenAI:
         return ChatOpenAI(
@@ -103,7 +116,7 @@ def openai_llms(
             # With a custom base_url the usage chunk must be asked for explicitly.
             stream_usage=True,
             root_async_client=client,
-            async_client=client.plain_completions(),
+            async_client=client.plain_completions(endpoint),
             # Its per-chunk guard wraps every chunk in a task of its own (40 % of a
             # streamed answer's client CPU); stream_text keeps one deadline per stream.
             stream_chunk_timeout=None,
@@ -115,6 +128,7 @@ def openai_llms(
         fast_model,
         chat_model,
         factory=lambda name: make(name, 0.2),
+        closing=close,
     )
 
 
@@ -131,6 +145,10 @@ def _classify(exc: BaseException) -> LLMError:
 
     if isinstance(exc, LLMError):
         return exc
+    if isinstance(exc, EndpointError):
+        if exc.status == 429:
+            return LLMError("rate_limited", "the model endpoint kept answering 429", 429)
+        return LLMError(exc.kind, exc.detail, exc.status)
     if isinstance(exc, openai.APITimeoutError | TimeoutError):
         return LLMError("timeout", "the model did not answer in time")
     if isinstance(exc, openai.RateLimitError):
@@ -207,9 +225,9 @@ async def structured(
     (3.9 -> 2.5 ms against a local server answering at once)."""
     body = {"response_format": response_format(schema)}
     try:
-        completions = direct_completions(model)
-        if completions is not None:
-            content, usage = await complete(completions, model, messages, extra_body=body)
+        endpoint = direct_endpoint(model)
+        if endpoint is not None:
+            content, usage = await complete(endpoint, model, messages, extra_body=body)
         else:
             reply = await model.bind(extra_body=body).ainvoke(list(messages), config=_HIDDEN)
             content, usage = str(reply.content), usage_of(reply)
@@ -233,10 +251,10 @@ async def stream_text(
     quiet_s = float(getattr(model, "request_timeout", None) or STREAM_QUIET_S)
     loop = asyncio.get_running_loop()
     relay = _Coalesced(on_token, loop)
-    completions = direct_completions(model)
+    endpoint = direct_endpoint(model)
     pieces = (
-        stream(completions, model, messages, usage)
-        if completions is not None
+        stream(endpoint, model, messages, usage)
+        if endpoint is not None
         else _langchain_pieces(model, messages, usage)
     )
     try:

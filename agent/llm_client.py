@@ -1,5 +1,8 @@
 """The OpenAI SDK client teamrag hands to langchain-openai: plain JSON both ways.
 
+LangChain calls it for tool calls and traced runs; the turn's other calls go out through
+:mod:`agent.llm_http` (``PlainCompletions.endpoint``).
+
 langchain-openai builds each chat request as JSON-ready dicts, and reads each reply and
 streamed chunk as a dict (``model_dump``). Between the two, the SDK walks every request
 through its type-driven transform (0.3 ms a call, more with long passages in the prompt)
@@ -12,13 +15,13 @@ timeouts, errors and every other endpoint stay the SDK's own.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 import openai
 from openai.resources.chat.completions import AsyncCompletions
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
+
+from agent.llm_http import ChatEndpoint, on_sent
 
 if TYPE_CHECKING:  # the SDK's own HTTP library, which it brings with it
     import httpx2
@@ -28,8 +31,6 @@ _AS_SENT: tuple[type, ...] = (ChatCompletion, ChatCompletionChunk)
 _REQUEST_OPTIONS = ("model", "stream", "extra_headers", "extra_query", "timeout")
 
 
-# Called once the current task's request body has been written to the socket.
-on_sent: ContextVar[Callable[[], None] | None] = ContextVar("teamrag_on_sent", default=None)
 _BODY_SENT = "http11.send_request_body.complete"
 
 
@@ -59,9 +60,10 @@ class PlainChatClient(openai.AsyncOpenAI):
             return data
         return super()._process_response_data(data=data, cast_to=cast_to, response=response)
 
-    def plain_completions(self) -> PlainCompletions:
-        """What langchain-openai's ``async_client`` should be for this client."""
-        return PlainCompletions(self.chat.completions)
+    def plain_completions(self, endpoint: ChatEndpoint) -> PlainCompletions:
+        """What langchain-openai's ``async_client`` should be for this client; ``endpoint``
+        is the same endpoint for the calls that skip LangChain."""
+        return PlainCompletions(self.chat.completions, endpoint)
 
 
 def _as_sent(params: dict[str, Any]) -> dict[str, Any]:
@@ -82,10 +84,12 @@ class _RawCompletions:
 
 class PlainCompletions:
     """The two calls langchain-openai makes on ``async_client``: ``create`` (streaming)
-    and ``with_raw_response.create`` (a whole reply)."""
+    and ``with_raw_response.create`` (a whole reply), and the ``endpoint`` the direct
+    calls use (:mod:`agent.llm_direct`)."""
 
-    def __init__(self, completions: AsyncCompletions) -> None:
+    def __init__(self, completions: AsyncCompletions, endpoint: ChatEndpoint) -> None:
         self._completions = completions
+        self.endpoint = endpoint
         self.with_raw_response = _RawCompletions(completions.with_raw_response)
 
     async def create(self, **params: Any) -> Any:

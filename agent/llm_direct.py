@@ -1,14 +1,14 @@
-"""Structured and streamed calls made straight on the SDK client, past LangChain's run
-machinery, when nothing needs that machinery.
+"""Structured and streamed calls made straight on the wire, past LangChain's run
+machinery and the SDK, when nothing needs either.
 
 A ``ChatOpenAI`` call goes through LangChain's callback managers, run ids, message
-chunks and generation objects before and after the HTTP request: about 1 ms of CPU a
-structured call and 2.3 ms a short streamed answer on top of the SDK's own work
-(benchmarks/README.md), spent between a turn's LLM round trips, which is where every
+chunks and generation objects, then the SDK's request pipeline: about 1 ms of CPU a
+structured call and 2.3 ms a short streamed answer in LangChain, 1.3 ms a call in the
+SDK (benchmarks/README.md), spent between a turn's LLM round trips, which is where every
 millisecond is waited for. The request is still the one ``ChatOpenAI`` builds
-(``_get_request_payload``: its parameters, its model-specific rules), sent through the
-same SDK client with its retries and timeouts. When LangSmith tracing is on, calls go the
-LangChain way so that each appears in the trace.
+(``_get_request_payload``: its parameters, its model-specific rules), sent by
+:class:`agent.llm_http.ChatEndpoint` with the SDK's retries and timeouts. When LangSmith
+tracing is on, calls go the LangChain way so that each appears in the trace.
 """
 
 from __future__ import annotations
@@ -20,15 +20,19 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 
 from agent.llm_client import PlainCompletions
+from agent.llm_http import ChatEndpoint
+
+# Arguments of the SDK's ``create`` that never reach the request's body.
+_NOT_BODY = ("extra_body", "extra_headers", "extra_query", "timeout")
 
 
-def direct_completions(model: BaseChatModel) -> PlainCompletions | None:
-    """The completions endpoint ``model`` itself calls (``openai_llms`` gave it ours), or
-    None to call it through LangChain (another kind of model, or tracing on)."""
+def direct_endpoint(model: BaseChatModel) -> ChatEndpoint | None:
+    """The endpoint ``model`` itself calls (``openai_llms`` gave it ours), or None to call
+    it through LangChain (another kind of model, or tracing on)."""
     completions = getattr(model, "async_client", None)
     if not isinstance(completions, PlainCompletions) or _tracing():
         return None
-    return completions
+    return completions.endpoint
 
 
 def _tracing() -> bool:
@@ -37,34 +41,36 @@ def _tracing() -> bool:
     return bool(tracing_is_enabled())
 
 
-def _payload(model: BaseChatModel, messages: Sequence[BaseMessage], **kwargs: Any) -> Any:
-    # ChatOpenAI's own request builder: the body matches what ``ainvoke`` would send.
-    return model._get_request_payload(list(messages), **kwargs)  # type: ignore[attr-defined]
+def _body(model: BaseChatModel, messages: Sequence[BaseMessage], **kwargs: Any) -> dict[str, Any]:
+    """The JSON ``ainvoke`` would send: ChatOpenAI's own payload, ``extra_body`` merged in
+    as the SDK merges it."""
+    payload: dict[str, Any] = model._get_request_payload(list(messages), **kwargs)  # type: ignore[attr-defined]
+    body = {k: v for k, v in payload.items() if k not in _NOT_BODY}
+    return body | dict(payload.get("extra_body") or {})
 
 
 async def complete(
-    completions: PlainCompletions,
+    endpoint: ChatEndpoint,
     model: BaseChatModel,
     messages: Sequence[BaseMessage],
     **kwargs: Any,
 ) -> tuple[str, dict[str, int]]:
     """A whole reply's text and token usage."""
-    reply = await completions.create(**_payload(model, messages, **kwargs))
+    reply = await endpoint.complete(_body(model, messages, **kwargs))
     choices = reply.get("choices") or [{}]
     content = (choices[0].get("message") or {}).get("content") or ""
     return str(content), _usage(reply.get("usage"))
 
 
 async def stream(
-    completions: PlainCompletions,
+    endpoint: ChatEndpoint,
     model: BaseChatModel,
     messages: Sequence[BaseMessage],
     usage: dict[str, int],
 ) -> AsyncIterator[str]:
     """The reply's text pieces as they arrive; ``usage`` is filled in from the last chunk."""
-    payload = _payload(model, messages, stream=True, stream_options={"include_usage": True})
-    chunks = await completions.create(**payload)
-    async for chunk in chunks:
+    body = _body(model, messages, stream=True, stream_options={"include_usage": True})
+    async for chunk in endpoint.stream(body):
         if chunk.get("usage"):
             usage.update(_usage(chunk["usage"]))
         for choice in chunk.get("choices") or ():

@@ -180,10 +180,11 @@ async def open_runner(
             open_checkpointer(settings.database_url, memory_file) as checkpointer,
             open_store(settings.database_url, memory_file.with_name("user_memory.sqlite")) as store,
         ):
+            llms = build_llms(settings)
             deps = Deps(
                 kb=kb,
                 config=config,
-                llms=build_llms(settings),
+                llms=llms,
                 cache=cache,
                 web=web,
                 persona=settings.persona,
@@ -194,6 +195,8 @@ async def open_runner(
                 yield runner
             finally:
                 await runner.wait_idle()
+                if llms is not None:
+                    await llms.aclose()
     finally:
         cache_file.close()
         if web is not None:

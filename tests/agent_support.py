@@ -59,6 +59,8 @@ async def agent(
             yield runner
         finally:
             await runner.wait_idle()
+            if llms is not None:
+                await llms.aclose()
 
 
 async def collect(runner: Runner, turn: Turn) -> tuple[list[Event], Final]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 
 import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -39,8 +39,9 @@ def fake() -> Iterator[FakeOpenAI]:
     server.stop()
 
 
-def models(fake: FakeOpenAI) -> LLMs:
-    return openai_llms(
+@pytest.fixture
+async def llms(fake: FakeOpenAI) -> AsyncIterator[LLMs]:
+    made = openai_llms(
         fast_model="fast-model",
         chat_model="chat-model",
         base_url=fake.base_url,
@@ -48,13 +49,16 @@ def models(fake: FakeOpenAI) -> LLMs:
         timeout_s=5.0,
         max_retries=0,
     )
+    yield made
+    await made.aclose()
 
 
 async def test_a_structured_call_sends_the_whole_request_and_parses_the_reply(
     fake: FakeOpenAI,
+    llms: LLMs,
 ) -> None:
     fake.reply("Analysis", analysis(variations=["백업 보관 기간"]))
-    parsed, usage = await structured(models(fake).fast, Analysis, MESSAGES)
+    parsed, usage = await structured(llms.fast, Analysis, MESSAGES)
     assert parsed.variations == ["백업 보관 기간"]
     assert usage["prompt_tokens"] > 0 and usage["completion_tokens"] > 0
     body = fake.chat_requests[-1]
@@ -65,12 +69,14 @@ async def test_a_structured_call_sends_the_whole_request_and_parses_the_reply(
     assert not body.get("stream")
 
 
-async def test_a_streamed_answer_arrives_piece_by_piece_with_its_usage(fake: FakeOpenAI) -> None:
+async def test_a_streamed_answer_arrives_piece_by_piece_with_its_usage(
+    fake: FakeOpenAI, llms: LLMs
+) -> None:
     # The fake sends 4 characters a chunk; it pauses after the first two (8 characters).
     answer = "백업은 35일 동안 보관됩니다 [1]."
     fake.reply("text", Reply(content=answer, usage=(40, 9), stall=(3, 0.3)))
     pieces: list[str] = []
-    text, usage = await stream_text(models(fake).chat, MESSAGES, pieces.append)
+    text, usage = await stream_text(llms.chat, MESSAGES, pieces.append)
     assert text == answer and "".join(pieces) == text
     # What came before the pause was shown before it, not held back for the whole answer.
     assert len(pieces) >= 2 and answer[:8].startswith(pieces[0])
@@ -81,14 +87,14 @@ async def test_a_streamed_answer_arrives_piece_by_piece_with_its_usage(fake: Fak
     assert [m["role"] for m in body["messages"]] == ["system", "user"]
 
 
-async def test_tools_go_out_and_tool_calls_come_back(fake: FakeOpenAI) -> None:
+async def test_tools_go_out_and_tool_calls_come_back(fake: FakeOpenAI, llms: LLMs) -> None:
     @tool
     def calculator(expression: str) -> str:
         """Evaluate an arithmetic expression."""
         return expression
 
     fake.reply("tools", Reply(tool_calls=[("calculator", {"expression": "2+3"})]))
-    reply, _ = await invoke_with_tools(models(fake).chat, [calculator], MESSAGES)
+    reply, _ = await invoke_with_tools(llms.chat, [calculator], MESSAGES)
     assert [(c["name"], c["args"]) for c in reply.tool_calls] == [
         ("calculator", {"expression": "2+3"})
     ]
@@ -97,12 +103,12 @@ async def test_tools_go_out_and_tool_calls_come_back(fake: FakeOpenAI) -> None:
 
 
 @pytest.mark.parametrize(("status", "kind"), [(429, "rate_limited"), (500, "http_error")])
-async def test_an_endpoint_error_is_still_the_sdks_error(
-    fake: FakeOpenAI, status: int, kind: str
+async def test_an_endpoint_error_becomes_an_llm_error_of_its_kind(
+    fake: FakeOpenAI, llms: LLMs, status: int, kind: str
 ) -> None:
     fake.reply("Analysis", Reply(status=status))
     with pytest.raises(LLMError) as caught:
-        await structured(models(fake).fast, Analysis, MESSAGES)
+        await structured(llms.fast, Analysis, MESSAGES)
     assert caught.value.kind == kind
 
 
@@ -110,21 +116,23 @@ async def test_a_stream_that_goes_quiet_fails_as_a_timeout_with_what_it_had_show
     fake: FakeOpenAI,
 ) -> None:
     fake.reply("text", Reply(content="백업은 35일 동안 보관됩니다.", stall=(3, 2.0)))
-    chat = openai_llms(
+    quick = openai_llms(
         fast_model="f", chat_model="c", base_url=fake.base_url, api_key="k", timeout_s=0.5
-    ).chat
+    )
     pieces: list[str] = []
     with pytest.raises(LLMError) as caught:
-        await stream_text(chat, MESSAGES, pieces.append)
+        await stream_text(quick.chat, MESSAGES, pieces.append)
+    await quick.aclose()
     assert caught.value.kind == "timeout"
     assert pieces and "".join(pieces) != "백업은 35일 동안 보관됩니다."  # cut off mid-answer
 
 
 async def test_once_sent_returns_when_the_request_is_out_not_when_the_reply_is_in(
     fake: FakeOpenAI,
+    llms: LLMs,
 ) -> None:
     fake.reply("Analysis", Reply(delay=2))
-    call = await once_sent(structured(models(fake).fast, Analysis, MESSAGES))
+    call = await once_sent(structured(llms.fast, Analysis, MESSAGES))
     assert not call.done()
     call.cancel()
     with pytest.raises(asyncio.CancelledError):
@@ -135,14 +143,15 @@ async def test_once_sent_returns_a_call_that_never_left_once_it_has_ended() -> N
     with socket.socket() as closed:  # a port nothing listens on
         closed.bind(("127.0.0.1", 0))
         port = closed.getsockname()[1]
-    fast = openai_llms(
+    nowhere = openai_llms(
         fast_model="f", chat_model="c", base_url=f"http://127.0.0.1:{port}/v1", api_key="k",
         timeout_s=5.0, max_retries=0,
-    ).fast  # fmt: skip
-    call = await once_sent(structured(fast, Analysis, MESSAGES))
+    )  # fmt: skip
+    call = await once_sent(structured(nowhere.fast, Analysis, MESSAGES))
     assert call.done()
     with pytest.raises(LLMError) as caught:
         await call
+    await nowhere.aclose()
     assert caught.value.kind == "unreachable"
     # Anything else that never sends a request is simply waited for.
     plain = await once_sent(asyncio.sleep(0.01, result="done"))

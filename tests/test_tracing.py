@@ -15,7 +15,7 @@ from langsmith import utils as ls_utils
 
 from agent.events import Turn
 from agent.llm import openai_llms, stream_text, structured
-from agent.llm_direct import direct_completions
+from agent.llm_direct import direct_endpoint
 from agent.retrieval.knowledge_base import KnowledgeBase
 from agent.schemas import Analysis
 from tests.agent_support import agent, analysis, collect
@@ -104,7 +104,7 @@ async def test_without_langsmith_tracing_nothing_is_sent(
 async def test_model_calls_skip_langchains_run_machinery_only_when_nothing_traces_them(
     fake_llm: FakeOpenAI, langsmith: FakeLangSmith, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Untraced, a call goes straight to the SDK client (agent/llm_direct.py); traced, through
+    """Untraced, a call goes straight to the endpoint (agent/llm_direct.py); traced, through
     LangChain, so that it shows in the trace. The request on the wire is the same."""
     llms = openai_llms(
         fast_model="fast", chat_model="chat", base_url=fake_llm.base_url, api_key="k"
@@ -119,16 +119,17 @@ async def test_model_calls_skip_langchains_run_machinery_only_when_nothing_trace
             await stream_text(llms.chat, messages, lambda _: None),
         )
 
-    assert direct_completions(llms.fast) is not None
+    assert direct_endpoint(llms.fast) is not None
     direct = await calls()
     await asyncio.to_thread(flush)
     assert langsmith.runs == {}
     monkeypatch.setenv("LANGSMITH_TRACING", "true")
     _forget_langsmith_settings()
-    assert direct_completions(llms.fast) is None
+    assert direct_endpoint(llms.fast) is None
     traced = await calls()
     await asyncio.to_thread(flush)
     assert traced == direct
+    await llms.aclose()
     assert fake_llm.chat_requests[:2] == fake_llm.chat_requests[2:]
     llm_runs = [r for r in langsmith.runs.values() if r.get("run_type") == "llm"]
     assert len(llm_runs) == 2
