@@ -92,7 +92,8 @@ async def test_a_turn_embeds_its_question_once(
     tmp_path: Path, embedder: UniversalSentenceEncoder, fake_llm: FakeOpenAI
 ) -> None:
     """The cache lookup, the search during routing, the planner's batch and the cache store
-    all use the one vector the encoder remembers."""
+    all use the one vector the encoder remembers, and so do the question's variations (a
+    paraphrase and a translation mean what it means)."""
     encoder = CountingEncoder(embedder)
     kb = open_kb(tmp_path / "data", encoder)
     docs = tmp_path / "docs"
@@ -103,13 +104,17 @@ async def test_a_turn_embeds_its_question_once(
     try:
         assert not Ingestor(kb).run([docs]).failed
         encoder.embedded.clear()
-        _answer_everything(fake_llm)
+        variations = ["Postgres backup retention days", "Postgres 백업 보관 기간"]
+        plan = analysis(variations=variations)
+        script_answer(fake_llm, "Backups are kept for 35 days [1].", analyses=[plan])
         async with agent(kb, tmp_path / "agent", llm=fake_llm) as runner:
             _, final = await collect(runner, Turn(BACKUPS))
     finally:
         kb.close()
     assert final.sources and not final.degraded
+    assert "variations" in [step["query"] for step in final.path if step["node"] == "retrieve"]
     assert encoder.embedded.count(BACKUPS) == 1, encoder.embedded
+    assert not set(variations) & set(encoder.embedded), encoder.embedded
 
 
 async def test_smalltalk_is_one_call_and_blocked_input_none(

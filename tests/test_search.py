@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from agent.extractive import extractive_answer
+from agent.retrieval.embeddings import Vectors
 from agent.retrieval.ingest import Ingestor
 from agent.retrieval.knowledge_base import KnowledgeBase, SearchOptions
 from agent.retrieval.types import SearchHit
@@ -149,3 +150,35 @@ def test_searching_several_queries_at_once_finds_what_each_finds_alone(
     assert [shape(h) for h in together] == [shape(h) for h in alone]
     assert together[1] == [] and all(together[i] for i in (0, 2, 3))
     assert together[0][0].chunk.chunk_id != together[3][0].chunk.chunk_id
+
+
+def test_variations_of_one_question_share_its_meaning_and_keep_their_own_words(
+    sample_kb: KnowledgeBase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A question's paraphrase and translation are searched with the question's vector (no
+    embedding of their own); each still matches its own words on the keyword side."""
+    question = "Postgres 백업은 며칠 동안 보관되나요?"
+    variations = ["Postgres backup retention days", "백업 보관 기간"]
+    embedded: list[str] = []
+    embed = sample_kb.embedder.embed_queries
+
+    def counting(texts: list[str]) -> Vectors:
+        embedded.extend(texts)
+        return embed(texts)
+
+    monkeypatch.setattr(sample_kb.embedder, "embed_queries", counting)
+    shared = sample_kb.search_many(variations, SearchOptions(k=4, meaning=question))
+    monkeypatch.undo()
+    assert embedded == [question]
+    meaning = sample_kb.search(question, SearchOptions(k=200, mode="dense", neighbours=0))
+    cosines = {h.chunk.chunk_id: h.dense_score for h in meaning}
+    for variation, hits in zip(variations, shared, strict=True):
+        assert hits, variation
+        own = sample_kb.search(variation, SearchOptions(k=4, mode="keyword"))
+        if own:  # its best keyword match stays among its hits
+            assert own[0].chunk.chunk_id in [h.chunk.chunk_id for h in hits], variation
+        for hit in hits:  # the dense side is the question's, whatever the variation says
+            assert hit.dense_score == pytest.approx(cosines.get(hit.chunk.chunk_id, 0.0), abs=1e-6)
+    assert sample_kb.search(variations[0], SearchOptions(k=1, mode="keyword"))
+    # The English variation finds the English page the Korean question asks about.
+    assert ("ops-handbook.pdf", 4) in [(Path(h.chunk.source).name, h.chunk.page) for h in shared[0]]

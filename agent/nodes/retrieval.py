@@ -74,7 +74,9 @@ async def run_task(task: RetrieveTask, kb: KnowledgeBase, name: str) -> dict[str
     notes: list[str] = []
 
     def search(queries: list[str]) -> list[list[SearchHit]]:
-        options = SearchOptions(k=fetch, scopes=scopes, neighbours=task["neighbours"])
+        options = SearchOptions(
+            k=fetch, scopes=scopes, neighbours=task["neighbours"], meaning=task.get("meaning")
+        )
         try:
             return kb.search_many(queries, options)
         except Exception as exc:  # the vector store is down: keyword search still answers

@@ -56,6 +56,11 @@ class SearchOptions:
     scopes: frozenset[str] | None = None
     mode: SearchMode = "hybrid"
     neighbours: int = 1
+    # Queries that all say the same thing in other words (a question's paraphrases and its
+    # translation) share this text's vector: the multilingual encoder puts them at one
+    # meaning, and what differs, their words, is the keyword side's job. One embedding
+    # and one vector read serve them all (see search_many).
+    meaning: str | None = None
 
 
 class KnowledgeBase:
@@ -188,7 +193,11 @@ class KnowledgeBase:
                 terms = [next(ids) for _ in tokens[i]]
                 keyword[i] = dict(index.search(terms, pool, opts.scopes))
                 idf_sums[i] = index.query_idf_sum(terms)
-        if opts.mode in ("hybrid", "dense"):
+        if opts.mode in ("hybrid", "dense") and opts.meaning:
+            vector = self.embedder.embed_queries([opts.meaning])
+            shared = dict(self.vectors.query_many(vector, pool, opts.scopes)[0])
+            dense = dict.fromkeys(asked, shared)
+        elif opts.mode in ("hybrid", "dense"):
             vectors = self.embedder.embed_queries([texts[i] for i in asked])
             for i, found in zip(asked, self.vectors.query_many(vectors, pool, opts.scopes),
                                 strict=True):  # fmt: skip

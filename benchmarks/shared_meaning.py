@@ -1,0 +1,125 @@
+"""Does a variation of a question need a vector of its own? Pools with and without.
+
+The planner's variations are the question in other words: paraphrases, a keyword query
+and a translation into the other language. Since round 4 of issue 17 they are searched
+with the question's vector on the dense side (``SearchOptions.meaning``) and only their
+own words on the keyword side, which saves embedding them and a vector read each.
+
+This checks what that costs on the cross-language set (benchmarks/data/crosslingual.json)
+in one mixed index of KorQuAD dev and XQuAD-en: each Korean question translates an XQuAD
+question, and each English question has a KorQuAD question with the same answer, so
+every pair is a question and its translation, asked both ways round (482 pairs). For
+each pair the turn's pool is built as the agent builds it: the question's hybrid search
+plus the translation's, top 6 each, merged by score. *own*: the translation searched with
+its own vector; *shared*: with the question's. A hit is a chunk of the gold paragraph.
+
+    .venv/bin/python benchmarks/shared_meaning.py [--data-dir DIR] [--json-out FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from agent.retrieval.embeddings import UniversalSentenceEncoder  # noqa: E402
+from agent.retrieval.ingest import Ingestor  # noqa: E402
+from agent.retrieval.knowledge_base import (  # noqa: E402
+    KnowledgeBase,
+    SearchOptions,
+    collection_name,
+)
+from agent.retrieval.vectors import VectorStore  # noqa: E402
+from bots.evaluation.sets import QuestionSet, load_question_set, paragraph_name  # noqa: E402
+
+DATA = REPO.parent / "shared" / "data"
+FILES = ("KorQuAD_v1.0_dev.json", "xquad.en.json")
+K = 6
+
+
+def pairs(sets: dict[str, QuestionSet]) -> list[tuple[str, str, str]]:
+    """(question, its translation, gold paragraph), each pair asked both ways round."""
+    found = []
+    items = json.loads((REPO / "benchmarks/data/crosslingual.json").read_text())["questions"]
+    for item in items:
+        gold = paragraph_name(DATA / item["file"], int(item["paragraph"]))
+        same = [
+            q
+            for q in sets[item["file"]].questions
+            if q.source == gold and item["answer"] in q.answers
+        ]
+        if same:
+            found.append((item["question"], same[0].text, gold))
+            found.append((same[0].text, item["question"], gold))
+    return found
+
+
+def pool(kb: KnowledgeBase, question: str, variation: str, shared: bool) -> list[str]:
+    """The gold-comparable names of the merged pool, best score first."""
+    options = SearchOptions(k=K, neighbours=0)
+    hits = kb.search_many([question], options)[0]
+    meaning = SearchOptions(k=K, neighbours=0, meaning=question) if shared else options
+    hits += kb.search_many([variation], meaning)[0]
+    best: dict[str, tuple[float, str]] = {}
+    for hit in hits:
+        name = Path(hit.chunk.source).stem
+        if hit.chunk.chunk_id not in best or best[hit.chunk.chunk_id][0] < hit.score:
+            best[hit.chunk.chunk_id] = (hit.score, name)
+    return [name for _, name in sorted(best.values(), reverse=True)]
+
+
+def measure(data_dir: Path) -> dict[str, object]:
+    sets = {name: load_question_set(DATA / name) for name in FILES}
+    docs = data_dir / "docs"
+    docs.mkdir(parents=True, exist_ok=True)
+    for questions in sets.values():
+        for name, text in questions.documents.items():
+            target = docs / f"{name}.txt"
+            if not target.exists():
+                target.write_text(text, encoding="utf-8")
+    embedder = UniversalSentenceEncoder(processes=2)
+    name = collection_name(embedder.name)
+    kb = KnowledgeBase(
+        data_dir / "index", embedder, VectorStore.embedded(data_dir / "index" / "chroma", name)
+    )
+    try:
+        Ingestor(kb).run([docs])  # unchanged files are skipped on a second run
+        asked = pairs(sets)
+        result: dict[str, object] = {"pairs": len(asked), "chunks": kb.catalog.chunk_count()}
+        for side, shared in (("own", False), ("shared", True)):
+            counts = {"top1": 0, "top3": 0, "top6": 0, "in_pool": 0}
+            for question, variation, gold in asked:
+                names = pool(kb, question, variation, shared)
+                rank = names.index(gold) if gold in names else None
+                for key, limit in (("top1", 1), ("top3", 3), ("top6", 6)):
+                    counts[key] += rank is not None and rank < limit
+                counts["in_pool"] += rank is not None
+            result[side] = {k: round(v / len(asked), 3) for k, v in counts.items()}
+        return result
+    finally:
+        kb.close()
+        embedder.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data-dir", type=Path, help="keep the index here (re-runs reuse it)")
+    parser.add_argument("--json-out", type=Path)
+    args = parser.parse_args()
+    if not all((DATA / name).exists() for name in FILES):
+        sys.exit(f"needs {', '.join(FILES)} in {DATA} (see benchmarks/README.md, Data)")
+    with tempfile.TemporaryDirectory(prefix="teamrag-meaning-") as tmp:
+        result = measure(args.data_dir or Path(tmp))
+    print(json.dumps(result, ensure_ascii=False))
+    if args.json_out:
+        args.json_out.parent.mkdir(parents=True, exist_ok=True)
+        args.json_out.write_text(json.dumps(result, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
