@@ -24,6 +24,7 @@ from agent.events import Event, Final, Progress, Turn
 from agent.retrieval.embeddings import UniversalSentenceEncoder
 from agent.retrieval.ingest import Ingestor
 from agent.retrieval.knowledge_base import KnowledgeBase, collection_name
+from agent.retrieval.tokenizer import words
 from agent.retrieval.vectors import VectorStore
 from agent.runner import Runner
 from tests.agent_support import agent, collect, stages
@@ -144,6 +145,28 @@ async def test_sample_readme_questions_quote_the_passage_that_answers(
         (s.source, s.locator) for s in final.sources
     ]
     assert any(words in final.answer for words in fact), final.answer
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "운영 배포는 언제 할 수 있어?",
+        "롤백은 몇 분 안에 할 수 있어야 돼?",
+        "온콜 인수인계 몇 시에?",
+    ],
+)
+async def test_a_chat_question_is_never_searched_again_for_how_it_was_asked(
+    runner: Runner, question: str
+) -> None:
+    """Without an LLM the judge searches again for the question's words the passages lack.
+    "할 수 있어?", "해야 돼?" and the character pairs of a compound are not such words: a
+    search for "있어" brought passages with 있어도 into the answer in place of the one
+    that answers."""
+    _, final = await ask(runner, question, thread=question)
+    searched = [step["query"] for step in final.path if step["node"] == "retrieve"]
+    looked_for = [query.removeprefix("missing: ") for query in searched[1:]]
+    allowed = set(words(question))
+    assert set(looked_for) <= allowed, looked_for
 
 
 async def test_scope_with_no_documents_finds_nothing_and_says_so(runner: Runner) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent.retrieval.tokenizer import tokenize
+from agent.retrieval.tokenizer import tokenize, words
 
 
 def test_particles_do_not_split_a_word_from_itself() -> None:
@@ -27,3 +27,23 @@ def test_mixed_and_empty() -> None:
     assert tokenize("") == []
     tokens = tokenize("REDIS_URL을 설정하세요")
     assert any(t.startswith("redis") for t in tokens)
+
+
+def test_chat_questions_carry_only_their_subject() -> None:
+    """ "할 수 있어?", "누가 해야 돼?", "알려줘" say how a question is asked, not what about:
+    as terms they matched any passage with 있어도 or 해야, and the judge without an LLM
+    went searching for them."""
+    assert tokenize("운영 배포는 언제 할 수 있어?") == ["운영", "운영", "배포", "배포"]
+    assert words("롤백은 몇 분 안에 할 수 있어야 돼?") == ["롤백", "분"]
+    assert words("온콜 교대는 누가 해야 돼요?") == ["온콜", "교대"]
+    assert words("백업 보관 기간 좀 알려주세요") == ["백업", "보관", "기간"]
+    assert words("반차는 언제까지 신청하면 돼요?") == ["반차", "신청"]
+    assert words("스테이징에 접속하려면 뭐가 필요해?") == ["스테이징", "접속", "필요"]
+    # The verb endings go for document words too, so both sides still meet.
+    assert set(tokenize("신청하면")) & set(tokenize("HR 시스템에서 신청하세요"))
+
+
+def test_words_are_the_stems_without_the_matching_pairs() -> None:
+    assert words("프로덕션 접근 권한") == ["프로덕션", "접근", "권한"]
+    assert "로덕" in tokenize("프로덕션") and "로덕" not in words("프로덕션")
+    assert words("How do I renew the VPN?") == ["renew", "vpn"]

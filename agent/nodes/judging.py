@@ -26,7 +26,7 @@ from agent.nodes.websearch import web_available
 from agent.progress import emit, report
 from agent.prompts import review_messages
 from agent.retrieval.embeddings import Embedder
-from agent.retrieval.tokenizer import tokenize
+from agent.retrieval.tokenizer import tokenize, words
 from agent.schemas import Review as ReviewOut
 from agent.state import AgentState, PoolItem, Review
 
@@ -97,7 +97,9 @@ def local_review(question: str, items: list[PoolItem], embedder: Embedder) -> Lo
     ids = [i["id"] for i in items]
     top = max((i["score"] for i in items), default=0.0)
     useful = sum(1 for i in items if i["score"] >= 0.5 * top)
-    terms = [t for t in dict.fromkeys(tokenize(question)) if len(t) > 1]
+    # Whole words: a character pair of a compound ("로덕" of 프로덕션) is a matching
+    # device of the keyword index, not something the question asks about.
+    terms = [t for t in dict.fromkeys(words(question)) if len(t) > 1]
     if not terms or not items:
         return ids, 0.0 if not items else 1.0, [], useful
     found = set()

@@ -21,7 +21,9 @@ How it works
 2. Hangul words: strip ONE trailing particle or ending (josa / copula / 하다-되다 verb endings,
    longest match first) while leaving a stem of at least 2 syllables. Examples: 서울이다 -> 서울,
    연구했다 -> 연구, 학생들에게는 -> 학생. A Hangul run that is itself just a particle is dropped,
-   and so are Korean question words and function words (무엇, 누구, 어떤, 것, 수 ...).
+   and so are Korean question words and function words (무엇, 누구, 어떤, 것, 수 ...),
+   including the ones of chat questions: "할 수 있어?", "누가 해야 돼요?", "알려줘" carry
+   no search term, and counted as words they matched any passage with 있어도 or 해야.
 3. The stem is emitted, followed by ALL its character bigrams (a 2-syllable stem is therefore
    emitted twice). The bigrams match compounds and spacing variants (대한민국 ~ 대한, 민국;
    임진왜란 ~ 임진 왜란). They also absorb any wrong stripping, because the query and the documents
@@ -38,9 +40,9 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["TOKENIZER_VERSION", "tokenize"]
+__all__ = ["TOKENIZER_VERSION", "tokenize", "words"]
 
-TOKENIZER_VERSION = "2"
+TOKENIZER_VERSION = "3"
 """Part of every document's pipeline id: changing the tokens re-ingests documents."""
 
 # Particles (josa) and copula forms that attach to nouns.
@@ -49,7 +51,7 @@ _JOSA: tuple[str, ...] = tuple(
 이 가 을 를 은 는 의 에 께 와 과 도 만 로 으로 에서 에게 께서 한테 에게서 한테서
 까지 부터 보다 처럼 같이 마다 조차 마저 밖에 이나 이랑 랑 이며 이고 이든 이든지 든지 이라도 라도
 로서 으로서 로써 으로써 이란 이라는 라는 이라고 라고 이라 인 인가 인가요 인지 일까 입니까
-이다 였다 이었다 입니다 이었던 였던 인데 이지만
+이다 였다 이었다 입니다 이었던 였던 인데 이지만 이면 이라면
 """.split()
 )
 # Particles that can follow a first particle (에서+는, 으로+도, 들+이 ...).
@@ -77,6 +79,8 @@ _ENDINGS: tuple[str, ...] = tuple(
 되기 되었으며 되었던 됐던 시키다 시킨 시켰다 시켜 시키는 시켰는가 받다 받은 받았다 받는 받았는가
 당했다 당한 었다 았다 였다 었던 았던 었는가 았는가 였는가 는가 은가 나요 습니까
 적 적인 적으로 적이다 들
+해요 해야 해도 해줘 해주세요 하세요 하나요 할까요 하려면 하면 했어 했어요 했나요
+돼요 돼야 되나요 될까요 되면 되어야 됐어요 됐나요
 """.split()
 )
 
@@ -95,6 +99,17 @@ _KO_STOP: frozenset[str] = frozenset(
 것 것은 것이 것을 수 등 및 그 이 저 그리고 또는 또한 하지만 그러나
 때 중 이후 당시 위해 대한 대해 통해
 있는 있다 없다 하는 했다
+누가 누구야 누구예요 누군가요 뭐야 뭐예요 뭐에요 뭔가요 뭔데 뭔지 뭐지 뭐죠 뭘 뭘까 뭐가 뭐를
+어디야 어디예요 어딘가요 어딘지 언제야 언제예요 언젠가요 얼마야 얼마예요 몇시 어때 어때요
+어떤가요 어떻게요 어떡해 어떡하죠 어떡하지 왜요
+있어 있어요 있어야 있나요 있나 있니 있냐 있을까 있을까요 있습니까 있지 있죠 있는지 있을지 있음
+없어 없어요 없어야 없나요 없나 없니 없냐 없을까 없을까요 없습니까 없지 없죠 없는지 없을지 없음
+돼요 되나요 되나 될까 될까요 됩니까 되죠 되는지 되니 되냐 되요 돼야 되어야 됐어 됐어요 됐나요
+해요 해야 해야해 해야돼 하나요 할까 할까요 합니까 하죠 하는지 하니 하냐 했어 했어요 했나요 하면
+알려 알려줘 알려줘요 알려주세요 줘 줘요 주세요 가르쳐줘 가르쳐주세요 말해줘 말해주세요
+부탁해 부탁해요
+좀 혹시 그럼 그러면 근데 그런데 이거 그거 저거 이건 그건 거예요 건가요 건데 건지 거야 거죠
+보통 대체 제가 내가 저는 나는 우리 저희 안에 중에 전에 후에 동안
 """.split()
 )
 
@@ -140,6 +155,17 @@ def _stem_english(w: str) -> str:
     return w
 
 
+def words(text: str) -> list[str]:
+    """The words of ``text`` as :func:`tokenize` reads them (particles and endings stripped,
+    stop words dropped), without the character bigrams it adds for matching: what a
+    question is about, term by term.
+
+    >>> words("운영 배포는 언제 할 수 있어?")
+    ['운영', '배포']
+    """
+    return [word for word, _ in _stems(text)]
+
+
 def tokenize(text: str) -> list[str]:
     """Tokenize Korean/English text into BM25 terms; documents and queries use the same function.
 
@@ -148,23 +174,31 @@ def tokenize(text: str) -> list[str]:
     >>> tokenize("The Panthers defense surrendered 308 points")
     ['panther', 'defense', 'surrender', '308', 'point']
     """
-    text = unicodedata.normalize("NFKC", text).lower()
     out: list[str] = []
     append = out.append
+    for stem, hangul in _stems(text):
+        append(stem)
+        if hangul:  # character bigrams; a 2-syllable stem repeats itself
+            for i in range(len(stem) - 1):
+                append(stem[i : i + 2])
+    return out
+
+
+def _stems(text: str) -> list[tuple[str, bool]]:
+    """Each word's stem, and whether it is Hangul; stop words and bare particles dropped."""
+    text = unicodedata.normalize("NFKC", text).lower()
+    out: list[tuple[str, bool]] = []
     for w in _RUN.findall(text):
         if "가" <= w[0] <= "힣":
             if w in _SUFFIXES:  # a bare particle split off a Latin/digit run ("DNA를")
                 continue
             stem = _strip_korean(w)
-            if stem in _KO_STOP:
-                continue
-            append(stem)
-            for i in range(len(stem) - 1):  # character bigrams; a 2-syllable stem repeats itself
-                append(stem[i : i + 2])
+            if stem not in _KO_STOP:
+                out.append((stem, True))
         else:
             if len(w) == 1 and w.isascii() and not w.isdigit():
                 continue
             if w in _EN_STOP:
                 continue
-            append(_stem_english(w) if w[0].isalpha() else w)
+            out.append((_stem_english(w) if w[0].isalpha() else w, False))
     return out
