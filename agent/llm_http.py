@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import random
 from collections.abc import AsyncIterator, Callable
 from contextvars import ContextVar
@@ -26,6 +27,9 @@ from types import SimpleNamespace
 from typing import Any
 
 import aiohttp
+
+# One line a request, as httpx writes it for the SDK's: the turn's thread is on it.
+log = logging.getLogger(__name__)
 
 # Called once the current task's request body has been handed to the socket.
 on_sent: ContextVar[Callable[[], None] | None] = ContextVar("teamrag_on_sent", default=None)
@@ -180,6 +184,12 @@ class ChatEndpoint:
                 failure, wait_s = _broken(exc, self.url), retry_wait(attempt)
                 failure.__cause__ = exc
             else:
+                log.info(
+                    'HTTP Request: POST %s "HTTP/1.1 %d %s"',
+                    self.url,
+                    response.status,
+                    response.reason,
+                )
                 if response.status < 400:
                     return response
                 async with response:

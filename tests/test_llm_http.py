@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import socket
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -93,14 +94,21 @@ async def test_a_whole_reply_comes_back_as_the_json_the_endpoint_sent(
 
 
 async def test_a_429_is_retried_after_the_wait_the_endpoint_asked_for(
-    server: Scripted, endpoint: ChatEndpoint
+    server: Scripted, endpoint: ChatEndpoint, caplog: pytest.LogCaptureFixture
 ) -> None:
     busy = {"error": {"message": "slow down"}}
     server.script = [Raw.json(busy, 429, **{"Retry-After": "0.2"}), Raw.json(REPLY)]
     started = time.monotonic()
-    assert await endpoint.complete(BODY) == REPLY
+    with caplog.at_level(logging.INFO, logger="agent.llm_http"):
+        assert await endpoint.complete(BODY) == REPLY
     assert time.monotonic() - started >= 0.2
     assert len(server.bodies) == 2
+    # Each try is a log line, as the SDK's HTTP client wrote them.
+    lines = [r.getMessage() for r in caplog.records if r.name == "agent.llm_http"]
+    assert [line.split('"')[1] for line in lines] == [
+        "HTTP/1.1 429 Too Many Requests",
+        "HTTP/1.1 200 OK",
+    ]
 
 
 async def test_server_errors_are_retried_then_reported_with_the_endpoints_message(
