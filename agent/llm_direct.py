@@ -19,7 +19,6 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 
-from agent.llm_client import PlainCompletions
 from agent.llm_http import ChatEndpoint
 
 # Arguments of the SDK's ``create`` that never reach the request's body.
@@ -29,10 +28,12 @@ _NOT_BODY = ("extra_body", "extra_headers", "extra_query", "timeout")
 def direct_endpoint(model: BaseChatModel) -> ChatEndpoint | None:
     """The endpoint ``model`` itself calls (``openai_llms`` gave it ours), or None to call
     it through LangChain (another kind of model, or tracing on)."""
-    completions = getattr(model, "async_client", None)
-    if not isinstance(completions, PlainCompletions) or _tracing():
+    # Read off ``agent.llm_client.PlainCompletions`` without importing it: that module
+    # brings the whole SDK (half a second at start) to a process that may use no LLM.
+    endpoint = getattr(getattr(model, "async_client", None), "endpoint", None)
+    if not isinstance(endpoint, ChatEndpoint) or _tracing():
         return None
-    return completions.endpoint
+    return endpoint
 
 
 def _tracing() -> bool:
