@@ -407,10 +407,14 @@ async def test_a_chroma_server_going_away_degrades_to_keyword_search(
     try:
         async with agent(kb, tmp_path / "memory") as runner:
             _, final = await collect(runner, Turn("When is lunch served?"))
+            # Small talk the keywords do not claim cannot be weighed by meaning now: it is
+            # answered as small talk, not turned into an error.
+            _, chat = await collect(runner, Turn("사람이야 AI야?", thread_root="chat"))
     finally:
         kb.close()
     assert "noon" in final.answer and final.sources[0].source.endswith("lunch.md")
     assert any("vector search unavailable" in note for note in final.notes)
+    assert chat.route == "smalltalk" and not chat.degraded and chat.answer, chat
 
 
 async def test_a_caller_that_stops_reading_at_the_final_still_gets_its_thread_pruned(

@@ -10,6 +10,7 @@ prototypes and text rules.
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
 from langchain_core.messages import BaseMessage, ToolMessage
@@ -40,7 +41,7 @@ from agent.nodes.entry import has_history
 from agent.nodes.retrieval import prefetch
 from agent.progress import emit, report
 from agent.prompts import analysis_messages, general_messages, tools_messages
-from agent.routing.bypass import DOCUMENTS_MATCH, is_creative_request, match_needed
+from agent.routing.bypass import ANY_QUESTION, Needed, is_creative_request, match_needed
 from agent.routing.intent import is_context_dependent, memory_command
 from agent.schemas import Analysis
 from agent.state import AgentState, Plan, SubQuestion
@@ -52,6 +53,8 @@ from agent.tools import (
     current_datetime,
     find_expression,
 )
+
+log = logging.getLogger(__name__)
 
 
 def history_of(state: AgentState) -> list[BaseMessage]:
@@ -109,21 +112,36 @@ def _from_analysis(analysis: Analysis, state: AgentState, deps: Deps) -> dict[st
     }
 
 
-async def _documents_claim(state: AgentState, deps: Deps, needed: float | None) -> str | None:
+async def _documents_claim(state: AgentState, deps: Deps, needed: Needed | None) -> str | None:
     """Why a message headed for a bypass is a question for the documents, or None.
 
-    One keyword lookup in the turn's scopes (see :mod:`agent.routing.bypass`); ``needed`` is the
-    match strength that claims it, None for a pleasantry, which never needs a lookup.
+    One keyword lookup in the turn's scopes, then, if its words fall short, one vector
+    read for its meaning (see :mod:`agent.routing.bypass`); ``needed`` is the match that
+    claims it, None for a pleasantry, which never needs a lookup.
     """
     if needed is None:
         return None
     scopes = state["turn"]["scopes"]
-    match = await asyncio.to_thread(
-        deps.kb.keyword_match, state["question"], frozenset(scopes) if scopes else None
-    )
-    if match < needed:
+    question, kb = state["question"], deps.kb
+    within = frozenset(scopes) if scopes else None
+
+    def claim() -> str | None:
+        match = kb.keyword_match(question, within)
+        if match >= needed.words:
+            return f"the documents match this message ({match:.2f}), so they were searched"
+        try:
+            meaning = kb.meaning_match(question, within)
+        except Exception:  # the vector store is down: the words had their say
+            log.warning("meaning match unavailable; routed on keywords", exc_info=True)
+            return None
+        if meaning >= needed.meaning:
+            return (
+                f"the documents match this message in meaning ({meaning:.2f}), "
+                "so they were searched"
+            )
         return None
-    return f"the documents match this message ({match:.2f}), so they were searched"
+
+    return await asyncio.to_thread(claim)
 
 
 def asks_for_tool(question: str) -> bool:
@@ -224,7 +242,7 @@ async def _check_bypass(update: dict[str, Any], state: AgentState, deps: Deps) -
     if talk or (route == "creative" and not is_creative_request(question)):
         needed = match_needed(question)
     elif route == "tools" and not asks_for_tool(question):
-        needed = DOCUMENTS_MATCH
+        needed = ANY_QUESTION
     else:
         return {}
     claimed = await _documents_claim(state, deps, needed)

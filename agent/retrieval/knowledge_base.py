@@ -279,5 +279,15 @@ class KnowledgeBase:
         index = self.keyword_index()
         return index.coverage(self.catalog.term_ids(tokenize(query)), scopes)
 
+    def meaning_match(self, query: str, scopes: frozenset[str] | None = None) -> float:
+        """The encoder's best cosine between ``query`` and one chunk: how close the documents
+        come to it in meaning, in whatever language (:meth:`keyword_match` cannot see a
+        translation). One vector read; the query's vector is remembered for its search."""
+        text = query.strip()
+        if not text:
+            return 0.0
+        found = self.vectors.query(self.embedder.embed_query(text), 1, scopes)
+        return found[0][1] if found else 0.0
+
     async def asearch(self, query: str, options: SearchOptions | None = None) -> list[SearchHit]:
         return await asyncio.to_thread(self.search, query, options)

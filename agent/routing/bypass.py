@@ -7,10 +7,13 @@ prototypes) guess from the message alone, and "명성황후의 이름은?" looks
 
 - the message is a pleasantry: a greeting, thanks, a farewell, laughter, "how are you",
   "who are you?". These answer in one step whatever the documents contain;
-- the documents do not match it: one pass over the keyword index (no embedding) finds no
-  chunk holding a fair share of the message's distinct terms, weighted by rarity. A
-  short message addressed to the bot ("what should I call you?") needs a strong match
-  to count as a question for the documents ("너 배포 절차 알아?" has one).
+- the documents do not match it, by its words or by its meaning: one pass over the
+  keyword index finds no chunk holding a fair share of the message's distinct terms,
+  weighted by rarity, and no chunk is close to it for the encoder (a question asked in
+  the other language than the documents that answer it shares no word with them: "테무친의
+  아내 보르테가 낳은 첫 아들의 이름은?" about an English page was greeted). A short message
+  addressed to the bot ("what should I call you?") needs a strong match to count as a
+  question for the documents ("너 배포 절차 알아?" has one).
 
 Arithmetic goes to the calculator only when the message asks for a computation (nothing
 but an expression and filler words, see :func:`agent.tools.find_expression`), never for
@@ -20,7 +23,9 @@ numbers quoted in a question ("973-1048년에 살았던 학자는?").
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
+from agent.retrieval.tokenizer import words as subject_words
 from agent.routing.intent import is_acknowledgement
 
 # The IDF-weighted share of a message's distinct terms that one chunk contains
@@ -31,12 +36,38 @@ from agent.routing.intent import is_acknowledgement
 # searched: a chit-chat message then gets an honest "not in the documents", where a
 # question below it would get a greeting, which is far worse.
 DOCUMENTS_MATCH = 0.5
-# A long message is rarely chit-chat: a weaker match claims it.
+# A long message is rarely chit-chat: a weaker match claims it. Korean says in 7 words what
+# English says in 13 ("테무친의 아내 보르테가 낳은 첫 아들의 이름은 무엇인가?"), so five
+# subject words (tokenizer.words) make a message long too; chit-chat has two or three.
 DOCUMENTS_MATCH_LONG = 0.3
 _LONG_WORDS = 10
+_LONG_TERMS = 5
 # A short message that talks to the bot needs a strong match (most of its rare terms in one
 # chunk) to be a question for the documents: "너 배포 절차 알아?" has one.
 DOCUMENTS_MATCH_TO_THE_BOT = 0.8
+
+# The encoder's best cosine between a message and one chunk. Measured on the mixed
+# KorQuAD + XQuAD index and the sample knowledge base: the 25 held-out chit-chat and
+# drafting requests of tests/test_intent.py that are no pleasantry reached 0.14-0.32
+# (median 0.21 and 0.19; drafting requests have a route of their own), "what's your
+# name?" 0.21; the 300 cross-language questions of benchmarks/data/crosslingual.json
+# 0.18-0.65 (median 0.38, 86 % at or above 0.30), the four of them the prototypes took
+# for smalltalk 0.32-0.43. A message addressed to the bot needs more ("사람이야 AI야?":
+# 0.30).
+MEANING_MATCH = 0.30
+MEANING_MATCH_TO_THE_BOT = 0.45
+
+
+class Needed(NamedTuple):
+    """How strongly the documents must match a message to claim it: by its words (the
+    keyword index's share, see ``DOCUMENTS_MATCH``) or by its meaning (``MEANING_MATCH``)."""
+
+    words: float
+    meaning: float
+
+
+# What claims a message the LLM sent to the calculator without an expression in it.
+ANY_QUESTION = Needed(DOCUMENTS_MATCH, MEANING_MATCH)
 
 # Cues of a pleasantry in a short message: greetings, thanks, farewells, laughter, praise,
 # "how are you", and questions about the bot itself.
@@ -97,14 +128,14 @@ def is_pleasantry(text: str) -> bool:
     return _words(stripped) <= _SHORT_WORDS and bool(_CUES.search(stripped))
 
 
-def match_needed(text: str) -> float | None:
-    """The keyword match strength at which the documents claim this message, or None when
-    it may bypass them whatever they contain (a pleasantry)."""
+def match_needed(text: str) -> Needed | None:
+    """The match at which the documents claim this message, or None when it may bypass
+    them whatever they contain (a pleasantry)."""
     if is_pleasantry(text):
         return None
     words = _words(text.strip())
-    if words > _LONG_WORDS:
-        return DOCUMENTS_MATCH_LONG
+    if words > _LONG_WORDS or len(subject_words(text)) >= _LONG_TERMS:
+        return Needed(DOCUMENTS_MATCH_LONG, MEANING_MATCH)
     if words <= _SHORT_WORDS and _TO_THE_BOT.search(text):
-        return DOCUMENTS_MATCH_TO_THE_BOT
-    return DOCUMENTS_MATCH
+        return Needed(DOCUMENTS_MATCH_TO_THE_BOT, MEANING_MATCH_TO_THE_BOT)
+    return ANY_QUESTION
