@@ -35,27 +35,29 @@ from agent.retrieval.knowledge_base import (  # noqa: E402
     collection_name,
 )
 from agent.retrieval.vectors import VectorStore  # noqa: E402
-from bots.evaluation.sets import QuestionSet, load_question_set, paragraph_name  # noqa: E402
+from benchmarks.mixed_index import (  # noqa: E402
+    cross_questions,
+    missing_data,
+    squad_sets,
+    write_paragraphs,
+)
+from bots.evaluation.sets import QuestionSet  # noqa: E402
 
-DATA = REPO.parent / "shared" / "data"
-FILES = ("KorQuAD_v1.0_dev.json", "xquad.en.json")
 K = 6
 
 
 def pairs(sets: dict[str, QuestionSet]) -> list[tuple[str, str, str]]:
     """(question, its translation, gold paragraph), each pair asked both ways round."""
     found = []
-    items = json.loads((REPO / "benchmarks/data/crosslingual.json").read_text())["questions"]
-    for item in items:
-        gold = paragraph_name(DATA / item["file"], int(item["paragraph"]))
+    for item in cross_questions():
         same = [
             q
-            for q in sets[item["file"]].questions
-            if q.source == gold and item["answer"] in q.answers
+            for q in sets[item.file].questions
+            if q.source == item.paragraph and item.answer in q.answers
         ]
         if same:
-            found.append((item["question"], same[0].text, gold))
-            found.append((same[0].text, item["question"], gold))
+            found.append((item.text, same[0].text, item.paragraph))
+            found.append((same[0].text, item.text, item.paragraph))
     return found
 
 
@@ -74,14 +76,8 @@ def pool(kb: KnowledgeBase, question: str, variation: str, shared: bool) -> list
 
 
 def measure(data_dir: Path) -> dict[str, object]:
-    sets = {name: load_question_set(DATA / name) for name in FILES}
-    docs = data_dir / "docs"
-    docs.mkdir(parents=True, exist_ok=True)
-    for questions in sets.values():
-        for name, text in questions.documents.items():
-            target = docs / f"{name}.txt"
-            if not target.exists():
-                target.write_text(text, encoding="utf-8")
+    sets = squad_sets()
+    docs = write_paragraphs(data_dir, sets)
     embedder = UniversalSentenceEncoder(processes=2)
     name = collection_name(embedder.name)
     kb = KnowledgeBase(
@@ -111,8 +107,9 @@ def main() -> None:
     parser.add_argument("--data-dir", type=Path, help="keep the index here (re-runs reuse it)")
     parser.add_argument("--json-out", type=Path)
     args = parser.parse_args()
-    if not all((DATA / name).exists() for name in FILES):
-        sys.exit(f"needs {', '.join(FILES)} in {DATA} (see benchmarks/README.md, Data)")
+    problem = missing_data()
+    if problem:
+        sys.exit(problem)
     with tempfile.TemporaryDirectory(prefix="teamrag-meaning-") as tmp:
         result = measure(args.data_dir or Path(tmp))
     print(json.dumps(result, ensure_ascii=False))
