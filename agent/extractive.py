@@ -269,7 +269,9 @@ def _scores(
     sentences = [c.text for c in candidates]
     dense = embedder.embed_documents(sentences) @ embedder.embed_query(question)
     tokens = [set(tokenize(s)) for s in sentences]
-    weight = _rarity_weights(set(tokenize(question)), tokens)
+    # The question's terms in its own order: summed over a set of strings, the float
+    # totals (and so a tie between two sentences) changed from one process to the next.
+    weight = _rarity_weights(list(dict.fromkeys(tokenize(question))), tokens)
     mass = sum(weight.values()) or 1.0
     # The question's words in its own language's script: a sentence in the other language
     # holds them, if at all, translated. Numbers, and the Latin names and code in a Korean
@@ -348,7 +350,7 @@ def _quotable(rank: int, chunk: Chunk) -> list[_Candidate]:
     return quotable or everything or [_Candidate(rank, 0, 0, " ".join(chunk.text.split()))]
 
 
-def _rarity_weights(query: set[str], sentences: list[set[str]]) -> dict[str, float]:
+def _rarity_weights(query: list[str], sentences: list[set[str]]) -> dict[str, float]:
     """IDF of each query term among the candidate sentences.
 
     A term in every sentence ("team" in a table of team channels) says little;

@@ -12,20 +12,18 @@ the gold answer and of questions answered as smalltalk in each direction.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from benchmarks.mixed_index import (  # noqa: E402
+    command_line,
     cross_questions,
-    missing_data,
     squad_sets,
     write_paragraphs,
 )
@@ -66,19 +64,7 @@ def measure(folder: Path) -> dict[str, object]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", type=Path, help="keep the index here (re-runs reuse it)")
-    parser.add_argument("--json-out", type=Path)
-    args = parser.parse_args()
-    problem = missing_data()
-    if problem:
-        sys.exit(problem)
-    with tempfile.TemporaryDirectory(prefix="teamrag-cross-") as tmp:
-        result = measure(args.data_dir or Path(tmp))
-    print(json.dumps(result, ensure_ascii=False, indent=2))
-    if args.json_out:
-        args.json_out.parent.mkdir(parents=True, exist_ok=True)
-        args.json_out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+    command_line(__doc__.splitlines()[0], measure)
 
 
 if __name__ == "__main__":

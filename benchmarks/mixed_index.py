@@ -7,7 +7,11 @@ cross-language questions (``benchmarks/data/crosslingual.json``) point at them.
 
 from __future__ import annotations
 
+import argparse
 import json
+import sys
+import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,3 +65,22 @@ def cross_questions() -> list[CrossQuestion]:
         )
         for item in items
     ]
+
+
+def command_line(description: str, measure: Callable[[Path], dict[str, object]]) -> None:
+    """What both cross-language benchmarks take and print: ``measure`` builds or reuses
+    the index in ``--data-dir`` (a temporary folder without it) and returns the result,
+    printed as JSON and kept in ``--json-out``."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--data-dir", type=Path, help="keep the index here (re-runs reuse it)")
+    parser.add_argument("--json-out", type=Path)
+    args = parser.parse_args()
+    problem = missing_data()
+    if problem:
+        sys.exit(problem)
+    with tempfile.TemporaryDirectory(prefix="teamrag-mixed-") as tmp:
+        result = measure(args.data_dir or Path(tmp))
+    print(json.dumps(result, ensure_ascii=False, indent=2))
+    if args.json_out:
+        args.json_out.parent.mkdir(parents=True, exist_ok=True)
+        args.json_out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n")

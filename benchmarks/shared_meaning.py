@@ -18,10 +18,7 @@ its own vector; *shared*: with the question's. A hit is a chunk of the gold para
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
-import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -36,8 +33,8 @@ from agent.retrieval.knowledge_base import (  # noqa: E402
 )
 from agent.retrieval.vectors import VectorStore  # noqa: E402
 from benchmarks.mixed_index import (  # noqa: E402
+    command_line,
     cross_questions,
-    missing_data,
     squad_sets,
     write_paragraphs,
 )
@@ -103,19 +100,7 @@ def measure(data_dir: Path) -> dict[str, object]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", type=Path, help="keep the index here (re-runs reuse it)")
-    parser.add_argument("--json-out", type=Path)
-    args = parser.parse_args()
-    problem = missing_data()
-    if problem:
-        sys.exit(problem)
-    with tempfile.TemporaryDirectory(prefix="teamrag-meaning-") as tmp:
-        result = measure(args.data_dir or Path(tmp))
-    print(json.dumps(result, ensure_ascii=False))
-    if args.json_out:
-        args.json_out.parent.mkdir(parents=True, exist_ok=True)
-        args.json_out.write_text(json.dumps(result, indent=2) + "\n")
+    command_line(__doc__.splitlines()[0], measure)
 
 
 if __name__ == "__main__":

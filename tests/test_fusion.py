@@ -94,3 +94,13 @@ def test_catalog_stores_and_returns_chunk_languages(tmp_path: Path) -> None:
         }
     finally:
         catalog.close()
+
+
+def test_equal_scores_keep_the_order_the_lists_gave() -> None:
+    """The same text in several documents scores the same: those hits keep the keyword
+    list's order, then the dense list's, in every process (not a set's hash order, which
+    changed with each worker, and with it the answer)."""
+    same = {f"copy-{n}": 2.0 for n in (7, 3, 9, 1, 8, 2, 6, 4, 5, 0)}
+    close = {f"near-{n}": 0.4 for n in (5, 1, 4, 2, 3)}
+    ranked = _ids(fuse(same, close, query_idf_sum=4.0))
+    assert ranked == [*same, *close]

@@ -151,13 +151,15 @@ def fuse(
     if not kw and not dense_hits:
         return []
     dense_floor = min(dense_hits.values()) if dense_hits else 0.0
-    other: set[Id] = set()
+    # Candidates in a fixed order (the keyword list's, then the dense list's), which equal
+    # scores keep: iterating a set of ids, ties (a document ingested twice) came out in an
+    # order that changed with every process, and so did the answer.
+    candidates = [*kw, *(i for i in dense_hits if i not in kw)]
+    other: dict[Id, None] = {}  # an ordered set
     if query_language is not None and languages is not None:
-        other = {
-            i
-            for i in kw.keys() | dense_hits.keys()
-            if languages.get(i, query_language) != query_language
-        }
+        other = dict.fromkeys(
+            i for i in candidates if languages.get(i, query_language) != query_language
+        )
 
     credit = 0.0
     if not kw:
@@ -165,7 +167,7 @@ def fuse(
     elif query_idf_sum is None or query_idf_sum <= 0.0:
         scale = max(kw.values())
         w = W_FALLBACK
-        other = set()
+        other = {}
     else:
         scale = query_idf_sum
         same = {i: s for i, s in kw.items() if i not in other}
@@ -179,7 +181,7 @@ def fuse(
             )
 
     fused: dict[Id, float] = {}
-    for i in kw.keys() | dense_hits.keys():
+    for i in candidates:
         d = dense_hits.get(i, dense_floor)
         k = min(1.0, kw.get(i, 0.0) / scale)
         if i in other:
@@ -192,7 +194,10 @@ def fuse(
 
 
 def _guarantee_rank(
-    ranked: list[tuple[Id, float]], dense_hits: Mapping[Id, float], other: set[Id], rank: int
+    ranked: list[tuple[Id, float]],
+    dense_hits: Mapping[Id, float],
+    other: Mapping[Id, None],
+    rank: int,
 ) -> list[tuple[Id, float]]:
     """Move the best other-language dense candidate up to ``rank`` (1-based) if it is lower.
 

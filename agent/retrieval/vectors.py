@@ -136,7 +136,13 @@ class VectorStore:
         except Exception as exc:
             raise self._error("search failed", exc) from exc
         distances = result.get("distances") or [[] for _ in result["ids"]]
+        # Equal distances (the same text in two documents) come back in an order that
+        # changes from one process to the next; by id, the same question gets the same
+        # passages on every worker.
         return [
-            [(cid, 1.0 - float(d)) for cid, d in zip(ids, row, strict=True)]
+            sorted(
+                ((cid, 1.0 - float(d)) for cid, d in zip(ids, row, strict=True)),
+                key=lambda hit: (-hit[1], hit[0]),
+            )
             for ids, row in zip(result["ids"], distances, strict=True)
         ]
