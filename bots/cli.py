@@ -374,8 +374,10 @@ def serve(
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int | None, typer.Option(help="Port (default TEAMRAG_HTTP_PORT).")] = None,
 ) -> None:
-    """The HTTP service: /api/chat, accounts, conversations, /v1 (OpenAI-compatible), the web
-    chat at / and /admin, OpenAPI docs at /docs."""
+    """The HTTP service: chat API, accounts, /v1 (OpenAI-compatible) and the web chat.
+
+    /api/chat, accounts and conversations, /v1 for OpenAI clients, the web chat at / and
+    /admin, OpenAPI docs at /docs."""
     from bots.serve import serve_http
 
     settings = settings_or_exit()

@@ -214,8 +214,9 @@ def remove(name: Annotated[str, typer.Argument(help="The source to remove.")]) -
 
 @sources_app.command("import-local")
 def import_local() -> None:
-    """Copy the sources this host's data folder lists into the shared store (DATABASE_URL);
-    each is loaded in full at its next sync."""
+    """Copy this host's sources into the shared store (DATABASE_URL).
+
+    The sources this host's data folder lists; each is loaded in full at its next sync."""
     settings = settings_or_exit()
     if not settings.database_url:
         raise fail(
@@ -261,9 +262,10 @@ def sync_command(
         list[str] | None, typer.Argument(help="Sources to sync (default: all).")
     ] = None,
 ) -> None:
-    """Sync sources now, with progress. Exits 1 if a source failed (the reason is shown),
-    75 if none failed but one was being synced by another process (a bot) and was left
-    to it."""
+    """Sync sources now, with progress.
+
+    Exits 1 if a source failed (the reason is shown), 75 if none failed but one was being
+    synced by another process (a bot) and was left to it."""
     settings = settings_or_exit()
     with _sync_engine(settings) as sync:
         known = {s.spec.name for s in sync.store.all()}

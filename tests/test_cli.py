@@ -182,3 +182,24 @@ def test_unknown_search_mode_is_rejected(env: dict[str, str]) -> None:
     result = runner.invoke(app, ["search", "anything", "--mode", "fuzzy"])
     assert result.exit_code == 2
     assert "--mode must be one of hybrid, dense, keyword" in result.output
+
+
+def test_every_command_lists_with_a_one_line_summary() -> None:
+    """`teamrag --help` shows a command's first paragraph with its line breaks kept (rich
+    markup), so a docstring that wraps its summary broke the listing mid-sentence."""
+    import inspect
+    from typing import Any
+
+    import typer
+
+    wrapped: list[str] = []
+
+    def walk(command: Any, path: str) -> None:  # typer's vendored click Command
+        for name, sub in getattr(command, "commands", {}).items():
+            walk(sub, f"{path} {name}")
+        summary = inspect.cleandoc(command.short_help or command.help or "").split("\n\n")[0]
+        if not summary or "\n" in summary:
+            wrapped.append(f"{path}: {summary!r}")
+
+    walk(typer.main.get_command(app), "teamrag")
+    assert not wrapped, "commands whose --help summary is empty or wraps:\n" + "\n".join(wrapped)
