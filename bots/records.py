@@ -103,16 +103,35 @@ def feedback(
         view.render_feedback(out, entries)
 
 
+_USER_KEYS = (
+    "a user key is platform:workspace:user: slack:T0123:U0456 for Slack, "
+    "discord:GUILD_ID:USER_ID for Discord, http:http:NAME for an account of teamrag serve "
+    "(teamrag users list); `teamrag usage --json` lists the keys in use"
+)
+
+
+def _user_key(value: str | None) -> str | None:
+    """Records are kept under full keys; a bare name ("minji") matched nothing, silently."""
+    if value is not None and len(value.split(":")) < 3:
+        raise typer.BadParameter(f"{value!r}: {_USER_KEYS}")
+    return value
+
+
 def usage(
     days: Annotated[
         int, typer.Option(min=1, max=400, help="The last DAYS UTC days, today included.")
     ] = 7,
     user: Annotated[
-        str | None, typer.Option(help="Only this user key (platform:workspace:user).")
+        str | None,
+        typer.Option(help="Only this user key (platform:workspace:user).", callback=_user_key),
     ] = None,
     questions: Annotated[
         str | None,
-        typer.Option(help="List this user's last questions instead (a user key).", metavar="KEY"),
+        typer.Option(
+            help="List this user's last questions instead (a user key).",
+            metavar="KEY",
+            callback=_user_key,
+        ),
     ] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON lines.")] = False,
 ) -> None:
@@ -150,7 +169,7 @@ def _render_usage(days: int, rows: list[UsageRow]) -> None:
         return
     table = Table(title=f"Usage, last {days} days (UTC)")
     table.add_column("day")
-    table.add_column("user")
+    table.add_column("user", overflow="fold")  # the key is what --user and --questions take
     table.add_column("model")
     for name in ("requests", "prompt tokens", "completion tokens", "total tokens"):
         table.add_column(name, justify="right")

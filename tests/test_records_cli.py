@@ -118,6 +118,15 @@ def test_usage_json_filters_and_questions(data_dir: Path) -> None:
     assert wrong.exit_code == 2
 
 
+@pytest.mark.parametrize("option", ["--user", "--questions"])
+def test_usage_for_a_bare_name_says_what_a_user_key_is(data_dir: Path, option: str) -> None:
+    """An HTTP account's records are under http:http:NAME: "minji" alone matched nothing and
+    the report said no usage was recorded."""
+    shown = runner.invoke(app, ["usage", option, "minji"])
+    assert shown.exit_code == 2
+    assert "platform:workspace:user" in shown.output and "http:http:NAME" in shown.output
+
+
 def test_usage_on_an_empty_data_folder(data_dir: Path) -> None:
     shown = runner.invoke(app, ["usage"])
     assert shown.exit_code == 0
@@ -171,7 +180,9 @@ def test_usage_and_feedback_read_the_shared_redis(
     assert runner.invoke(app, ["feedback", "--show", "up", "--json"]).output == ""
 
 
-@pytest.mark.parametrize("command", [["usage"], ["feedback"], ["usage", "--questions", "k"]])
+@pytest.mark.parametrize(
+    "command", [["usage"], ["feedback"], ["usage", "--questions", "slack:T1:U1"]]
+)
 def test_an_unreachable_redis_is_one_line_and_exit_1(
     data_dir: Path, monkeypatch: pytest.MonkeyPatch, command: list[str]
 ) -> None:
