@@ -44,6 +44,13 @@ MAX_SENTENCES = 3
 # half the best sentence's. On the 300-question sets every answer that quoted its gold span
 # still does, with 12% (KorQuAD) and 20% (XQuAD) fewer quoted sentences that hold none (on a
 # second 300 of each, one answer a set lost its span, a third sentence from another passage).
+# The best sentence shares no term with the question and the encoder puts it below this
+# cosine: the documents hold nothing on the question, whatever the passage-level judge
+# thought. On the sample knowledge base, 20 questions it does not answer ("What is the
+# name of the CEO's dog?", "연봉 인상률은 얼마인가요?") quoted a sentence at 0.05-0.23 with no
+# shared term, 11 of them below 0.18; the 44 questions of samples/questions*.jsonl that
+# quoted a sentence without a shared term were at 0.16 (one not answering), 0.19 and above.
+_UNRELATED_BEST = 0.18
 _KEEP_BESIDE = 0.3
 _KEEP_APART = 0.5
 _UNRELATED_COSINE = 0.3
@@ -88,6 +95,9 @@ class ExtractiveAnswer:
     text: str
     citations: list[Citation]
     language: Language
+    # False when even the best sentence bears no relation to the question (see
+    # ``_UNRELATED_BEST``): the quotes are the nearest text, not an answer.
+    related: bool = True
 
 
 _CODE_BLOCK = re.compile(r"```.*?(?:```|$)", re.DOTALL)
@@ -200,6 +210,7 @@ def extractive_answer(
     max_sentences: int = MAX_SENTENCES,
     consider: int = 6,
     intro: str | None = None,
+    unrelated_intro: str | None = None,
 ) -> ExtractiveAnswer:
     """Quote the sentences that answer the question, each with the ``[n]`` of its passage.
 
@@ -208,6 +219,8 @@ def extractive_answer(
     other language, so a Korean question can quote an English passage). Up to
     ``max_sentences`` are quoted, the best one first: the passage that answers is not
     always the one ranked first, and the sentence that answers is rarely a passage's first.
+    ``intro`` replaces the opening line; ``unrelated_intro`` (when no ``intro`` is given)
+    opens an answer whose best sentence bears no relation to the question.
     """
     language = detect_language(question)
     text = _TEXT[language]
@@ -216,6 +229,10 @@ def extractive_answer(
     candidates = [c for rank, hit in enumerate(hits[:consider]) for c in _quotable(rank, hit.chunk)]
     scores, overlaps, cosines = _scores(question, language, candidates, embedder)
     chosen = _choose(candidates, scores, overlaps, cosines, max_sentences)
+    best = chosen[0]
+    related = overlaps[best] > 0 or cosines[best] >= _UNRELATED_BEST
+    if intro is None and not related:
+        intro = unrelated_intro
     groups: dict[tuple[int, int], list[_Candidate]] = {}
     for i in chosen:  # groups in the order of their best sentence, which leads its group
         groups.setdefault(candidates[i].group, []).append(candidates[i])
@@ -226,7 +243,7 @@ def extractive_answer(
         ordered = [picked[0], *sorted(picked[1:], key=lambda c: c.position)]
         number = _citation_number(citations, hits[rank].chunk)
         lines.extend([f"> {' '.join(c.text for c in ordered)} [{number}]", ""])
-    return ExtractiveAnswer("\n".join(lines).strip(), citations, language)
+    return ExtractiveAnswer("\n".join(lines).strip(), citations, language, related)
 
 
 def _choose(

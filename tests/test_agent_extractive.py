@@ -177,6 +177,50 @@ async def test_scope_with_no_documents_finds_nothing_and_says_so(runner: Runner)
     assert not final.cached
 
 
+# Questions the sample documents do not answer. Before, the first three were greeted ("Hi!
+# I'm teamrag": the prototypes read them as "what's your name?"), and "who founded the
+# company?" quoted a line about search settings under "Here is what the documents say"
+# (the passages shared "the"-level words with it; the line itself shares none).
+UNANSWERED = [
+    "What is the name of the CEO's dog?",
+    "명성황후의 이름은?",
+    "who is Kim Minji?",
+    "who founded the company?",
+    "How do I book a meeting room?",
+    "출장비 정산은 어떻게 하나요?",
+    "연봉 인상률은 얼마인가요?",
+]
+
+
+@pytest.mark.parametrize("question", UNANSWERED)
+async def test_a_question_the_documents_do_not_answer_says_so(
+    runner: Runner, question: str
+) -> None:
+    _, final = await ask(runner, question, thread=question)
+    assert final.route == "knowledge", (final.route, final.answer)
+    assert not final.covered
+    assert final.answer.startswith(replies.text("not_covered", final.language)), final.answer
+
+
+@pytest.mark.parametrize("question", [BACKUPS, HANDOVER, "감사 로그는 얼마나 보관해요?"])
+async def test_an_answered_question_is_not_called_unanswered(runner: Runner, question: str) -> None:
+    """The other side of the line: an answer whose sentence shares no word with the
+    question (a Korean question, an English page) still opens as found."""
+    _, final = await ask(runner, question, thread=question)
+    assert final.covered and not final.answer.startswith(
+        replies.text("not_covered", final.language)
+    ), final.answer
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["재밌는 얘기 해줘", "밥 먹었어?", "I'm bored", "뭐 해?", "사람이야 AI야?"],
+)
+async def test_chit_chat_without_a_subject_is_still_small_talk(runner: Runner, text: str) -> None:
+    _, final = await ask(runner, text, thread=text)
+    assert final.route == "smalltalk", (final.route, final.answer)
+
+
 # --- smalltalk, refusals, tools ------------------------------------------------------
 
 

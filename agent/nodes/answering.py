@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 from langgraph.runtime import Runtime
 
@@ -84,14 +84,26 @@ def renumber(answer: str, items: list[PoolItem]) -> tuple[str, list[PoolItem]]:
     return _CITATION.sub(replace, answer), [items[n - 1] for n in order]
 
 
-async def quote(state: AgentState, deps: Deps, items: list[PoolItem]) -> str:
-    """The extractive answer: quoted sentences with [n] pointing into ``items``."""
+class Quoted(NamedTuple):
+    text: str
+    covered: bool  # False: the reply says the documents do not answer the question
+
+
+async def quote(state: AgentState, deps: Deps, items: list[PoolItem]) -> Quoted:
+    """The extractive answer: quoted sentences with [n] pointing into ``items``. It says
+    the documents do not answer when the judge found them short, or when even the best
+    sentence bears no relation to the question."""
     if not items:
-        return replies.text("nothing_found", state["language"])
-    intro = None if covered(state, items) else replies.text("not_covered", state["language"])
+        return Quoted(replies.text("nothing_found", state["language"]), False)
+    not_covered = replies.text("not_covered", state["language"])
+    judged = covered(state, items)
     hits = [hit_of(item) for item in items]
     answer = await asyncio.to_thread(
-        functools.partial(extractive_answer, intro=intro),
+        functools.partial(
+            extractive_answer,
+            intro=None if judged else not_covered,
+            unrelated_intro=not_covered,
+        ),
         question_of(state),
         hits,
         deps.kb.embedder,
@@ -103,7 +115,8 @@ async def quote(state: AgentState, deps: Deps, items: list[PoolItem]) -> str:
         for n, hit in enumerate(hits, start=1)
         if (hit.chunk.source, hit.chunk.locator()) in positions
     }
-    return _CITATION.sub(lambda m: f"[{index.get(int(m.group(1)), 0)}]", answer.text)
+    text = _CITATION.sub(lambda m: f"[{index.get(int(m.group(1)), 0)}]", answer.text)
+    return Quoted(text, judged and answer.related)
 
 
 @timed("generate")
@@ -120,7 +133,8 @@ async def generate(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
     emit({"type": "draft_start", "speculative": speculative})
     found = {"covered": covered(state, items)}
     if deps.llms is None or not items:
-        return {"draft": await quote(state, deps, items), "draft_sources": items} | found
+        quotes = await quote(state, deps, items)
+        return {"draft": quotes.text, "draft_sources": items, "covered": quotes.covered}
     plan_tokens = TokenPlan.for_context(config.context_tokens)
     features = features_of(state, deps)
     raw = [item["text"] for item in items]
@@ -151,8 +165,9 @@ async def generate(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
     try:
         text, usage = await stream_text(model, messages, on_token)
     except LLMError as exc:
-        quoted = {"draft": await quote(state, deps, items), "draft_sources": items}
-        return quoted | found | degraded(exc.kind) | {"answer_model": ""}
+        fallback = await quote(state, deps, items)
+        quoted = {"draft": fallback.text, "draft_sources": items, "covered": fallback.covered}
+        return quoted | degraded(exc.kind) | {"answer_model": ""}
     written = {"draft": text, "draft_sources": items, "answer_model": name}
     return written | found | llm_used(usage, name)
 
@@ -269,6 +284,6 @@ async def fallback(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
     items = evidence(state, deps.config.evidence_chunks)
     if not items:
         return {"answer": replies.text("nothing_found", language), "sources": [], "covered": False}
-    quoted, cited = renumber(await quote(state, deps, items), items)
+    quoted, cited = renumber((await quote(state, deps, items)).text, items)
     answer = f"{replies.text('fallback_intro', language)}\n\n{quoted}"
     return {"answer": answer, "sources": cited, "grounded": False, "notes": notes}

@@ -175,8 +175,9 @@ async def gate(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
         return {"draft": "", "draft_sources": [], "speculating": False}
     if state.get("speculating") and state.get("draft"):
         # The draft was written before the judge's score existed: whether the documents
-        # cover the question is known only now.
-        return {"speculating": False, "covered": covered(state, state.get("draft_sources", []))}
+        # cover the question is known only now (a quoted draft may have found it already).
+        judged = covered(state, state.get("draft_sources", []))
+        return {"speculating": False, "covered": judged and state.get("covered", True)}
     return {"speculating": False}
 
 

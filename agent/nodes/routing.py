@@ -41,7 +41,13 @@ from agent.nodes.entry import has_history
 from agent.nodes.retrieval import prefetch
 from agent.progress import emit, report
 from agent.prompts import analysis_messages, general_messages, tools_messages
-from agent.routing.bypass import ANY_QUESTION, Needed, is_creative_request, match_needed
+from agent.routing.bypass import (
+    ANY_QUESTION,
+    Needed,
+    asks_about_something,
+    is_creative_request,
+    match_needed,
+)
 from agent.routing.intent import is_context_dependent, memory_command
 from agent.schemas import Analysis
 from agent.state import AgentState, Plan, SubQuestion
@@ -167,7 +173,10 @@ async def _local_route(state: AgentState, deps: Deps) -> dict[str, Any]:
         if claimed is not None:
             route, notes = "knowledge", [*notes, claimed]
     if route == "smalltalk" and not needs_history:
-        claimed = await _documents_claim(state, deps, match_needed(question))
+        needed = match_needed(question)
+        claimed = await _documents_claim(state, deps, needed)
+        if claimed is None and needed is not None and asks_about_something(question):
+            claimed = "a question about something, not a pleasantry: searched, not greeted"
         if claimed is None:
             reply = replies.smalltalk(question, state["language"])
             return base | {"route": route, "route_confidence": guess.confidence, "reply": reply}

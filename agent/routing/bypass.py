@@ -83,7 +83,8 @@ _CUES = re.compile(
     r"(?:smart|awesome|great|helpful|funny|the best))\b"
     r"|안녕|반가|고마|고맙|감사(?:합|해|드)|땡큐|수고|잘 ?가|잘 ?자|나중에 ?봐|내일 ?봐|이만 ?갈"
     r"|ㅋㅋ|ㅎㅎ|ㅎㅇ|심심|농담|잘했어|좋은 ?(?:아침|오후|저녁|하루|밤)"
-    r"|잘 ?지냈|요즘 ?어때|하루 ?어때|오랜만|누가 ?(?:너|당신)"
+    r"|잘 ?지냈|요즘 ?어때|하루 ?어때|기분 ?(?:어때|좋아|은 ?어때)|밥 ?(?:먹었|은 ?먹)|오랜만"
+    r"|누가 ?(?:너|당신)"
     r"|(?<![가-힣])(?:너|넌|당신|봇)(?:는|가|를|의|아)?(?![가-힣]).{0,8}"
     r"(?:누구|봇|사람|ai|뭐 ?하는|뭘 ?도와|뭘 ?할|이름|똑똑|뭐라고 ?부르)"
     # Korean drops "you": these count only as the whole message ("누구야?", "이름이 뭐야?").
@@ -116,6 +117,30 @@ def is_creative_request(text: str) -> bool:
 
 def _words(text: str) -> int:
     return len(text.split())
+
+
+# A question with a subject of its own: not addressed to the bot, two subject words or more,
+# and in the asking form: in English a question mark or a question word; in Korean, which
+# drops "you" ("사람이야 AI야?" asks the bot), a possessive or a question word.
+# "명성황후의 이름은?" and "What is the name of the CEO's dog?" read like "what's your name?"
+# to the prototypes; with no document about them they were greeted ("Hi! I'm teamrag"),
+# where "not in the documents" is the true answer. "뭐 해?", "점심 뭐 먹을까?" and "how's the
+# weather?" stay chit-chat.
+_ASKING_EN = re.compile(r"\?|^\W*(?:who|whose|what|when|where|which|why|how)\b", re.IGNORECASE)
+_ASKING_KO = re.compile(r"[가-힣A-Za-z0-9]의\s|누구|무엇|어디|언제|몇|얼마|어느|왜")
+_HANGUL = re.compile(r"[가-힣]")
+_SUBJECT_WORDS = 2
+
+
+def asks_about_something(text: str) -> bool:
+    """The message asks about something other than the bot: a question for the documents
+    even when they hold nothing on it (the answer is then "not found", never a greeting)."""
+    asking = _ASKING_KO if _HANGUL.search(text) else _ASKING_EN
+    return (
+        bool(asking.search(text))
+        and not _TO_THE_BOT.search(text)
+        and len(subject_words(text)) >= _SUBJECT_WORDS
+    )
 
 
 def is_pleasantry(text: str) -> bool:
