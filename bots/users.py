@@ -1,4 +1,5 @@
-"""``teamrag users``: the HTTP service's accounts (add, list, disable, token)."""
+"""``teamrag users``: the HTTP service's accounts (add, list, password, disable, enable,
+token)."""
 
 from __future__ import annotations
 
@@ -39,11 +40,7 @@ def add(
     ] = False,
 ) -> None:
     """Add an account; with --password-stdin it can also sign in with a password."""
-    password = None
-    if password_stdin:
-        password = sys.stdin.readline().rstrip("\r\n")
-        if not password:
-            raise fail("--password-stdin: stdin had no password on its first line", 2)
+    password = _read_password("--password-stdin") if password_stdin else None
     try:
         scopes = tuple(validate_scope(s) for s in scope or ())
         account = _store().add(name, password=password, is_admin=admin, scopes=scopes)
@@ -74,14 +71,43 @@ def list_users() -> None:
     out.print(table)
 
 
+def _read_password(what: str) -> str:
+    """The first line of stdin: a password never goes on the command line (shell history,
+    the process list)."""
+    password = sys.stdin.readline().rstrip("\r\n")
+    if not password:
+        raise fail(f"{what}: stdin had no password on its first line", 2)
+    return password
+
+
+@users_app.command("password")
+def password(name: Annotated[str, typer.Argument(help="The account.")]) -> None:
+    """Set or change an account's password, read from the first line of stdin."""
+    try:
+        _store().set_password(name, _read_password("teamrag users password"))
+    except AccountError as exc:
+        raise fail(str(exc), 2) from None
+    err.print(f"password set for {name}; it can sign in at POST /api/auth/token")
+
+
 @users_app.command("disable")
 def disable(name: Annotated[str, typer.Argument(help="The account to disable.")]) -> None:
     """Disable an account: its tokens stop working at once."""
+    _set_disabled(name, True)
+
+
+@users_app.command("enable")
+def enable(name: Annotated[str, typer.Argument(help="The account to enable again.")]) -> None:
+    """Enable a disabled account: its unexpired tokens work again."""
+    _set_disabled(name, False)
+
+
+def _set_disabled(name: str, disabled: bool) -> None:
     try:
-        _store().set_disabled(name)
+        _store().set_disabled(name, disabled)
     except AccountError as exc:
         raise fail(str(exc), 2) from None
-    err.print(f"disabled {name}")
+    err.print(f"{'disabled' if disabled else 'enabled'} {name}")
 
 
 @users_app.command("token")

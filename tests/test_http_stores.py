@@ -117,6 +117,26 @@ def test_users_commands(tmp_path: Path) -> None:
     assert refused.exit_code == 2 and "disabled" in refused.output
     unknown = runner.invoke(app, ["users", "disable", "nobody"], env=env)
     assert unknown.exit_code == 2 and "no account" in unknown.output
+    assert runner.invoke(app, ["users", "enable", "jisoo"], env=env).exit_code == 0
+    assert runner.invoke(app, ["users", "token", "jisoo"], env=env).exit_code == 0
+
+    # minji was added without a password: she gets one, from stdin, never argv.
+    listed = runner.invoke(app, ["users", "list"], env=env)
+    assert not _has_password(listed.output, "minji")
+    set_it = runner.invoke(app, ["users", "password", "minji"], input="새 비밀번호\n", env=env)
+    assert set_it.exit_code == 0, set_it.output
+    assert _has_password(runner.invoke(app, ["users", "list"], env=env).output, "minji")
+    empty = runner.invoke(app, ["users", "password", "minji"], input="\n", env=env)
+    assert empty.exit_code == 2 and "no password on its first line" in empty.output
+    nobody = runner.invoke(app, ["users", "password", "nobody"], input="x\n", env=env)
+    assert nobody.exit_code == 2 and "no account named 'nobody'" in nobody.output
+
+
+def _has_password(table: str, name: str) -> bool:
+    """The "password" column of ``teamrag users list`` for ``name``."""
+    row = next(line for line in table.splitlines() if f" {name} " in line)
+    cells = [cell.strip() for cell in row.split("│")[1:-1]]  # name, admin, scopes, password
+    return cells[3] == "yes"
 
 
 @pytest.mark.slow

@@ -118,6 +118,22 @@ class AccountStore:
         if not self.db.transaction(update):
             raise AccountError(f"no account named {name!r} (see `teamrag users list`)")
 
+    def set_password(self, name: str, password: str) -> None:
+        """Set or replace the account's password (an account added without one can then
+        sign in over HTTP)."""
+        if not password:
+            raise AccountError("the password is empty")
+        hashed = _hasher.hash(password)
+
+        def update(conn: Connection) -> int:
+            done = conn.execute(
+                accounts.update().where(accounts.c.name == name).values(password_hash=hashed)
+            )
+            return done.rowcount
+
+        if not self.db.transaction(update):
+            raise AccountError(f"no account named {name!r} (see `teamrag users list`)")
+
     def verify_password(self, name: str, password: str) -> Account | None:
         """The account when the password is right and the account active; else None.
 

@@ -42,7 +42,7 @@ async def token(
         raise HTTPException(
             401,
             "wrong name or password, or the account is disabled or has no password "
-            "(set one with `teamrag users add NAME --password-stdin`)",
+            "(set one with `teamrag users password NAME`, reading it from stdin)",
             headers={"WWW-Authenticate": "Bearer"},
         )
     return {"access_token": ctx.tokens.issue(account.name), "token_type": "bearer"}
