@@ -32,6 +32,7 @@ from bots.common import (
     export_tracing,
     fail,
     knowledge_base,
+    listening_socket,
     on_sigterm,
     search_mode_or_exit,
     settings_or_exit,
@@ -259,6 +260,8 @@ def ask(
     ] = False,
 ) -> None:
     """One turn through the whole agent: progress on stderr, the cited answer on stdout."""
+    if not text.strip():  # a script that lost its variable: say so, and fail like bad usage
+        raise fail('the question is empty: teamrag ask "your question"', 2)
     settings = settings_or_exit()
     turn = _turn(text, thread, user, scope)
 
@@ -381,8 +384,10 @@ def serve(
     from bots.serve import serve_http
 
     settings = settings_or_exit()
+    # Bound before the knowledge base loads: a taken port is said at once, with the fix.
+    listening = listening_socket(host, port or settings.http_port, "TEAMRAG_HTTP_PORT")
 
     def run(services: ChatServices, kb: KnowledgeBase) -> Awaitable[None]:
-        return serve_http(settings, services, kb, host=host, port=port or settings.http_port)
+        return serve_http(settings, services, kb, listening)
 
     _run(_with_chat_services(settings, ChannelRules(), run))

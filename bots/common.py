@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import gc
 import os
 import signal
+import socket
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
@@ -38,6 +40,20 @@ def fail(message: str, code: int = 1) -> typer.Exit:
     # One line even in a log file or CI, where the console would wrap at 80 columns.
     err.print(f"[red]error:[/red] {message}", highlight=False, soft_wrap=True)
     return typer.Exit(code)
+
+
+def listening_socket(host: str, port: int, setting: str) -> socket.socket:
+    """A bound, listening socket, or the CLI's exit naming the address and the fix (uvicorn
+    alone printed "[Errno 98] address already in use" and exited 3)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        return socket.create_server((host, port), family=family, backlog=2048)
+    except OSError as exc:
+        reason = "is in use" if exc.errno == errno.EADDRINUSE else f"cannot be opened: {exc}"
+        raise fail(
+            f"{host}:{port} {reason}; stop what listens there, or pick another port with "
+            f"--port or {setting}"
+        ) from None
 
 
 def search_mode_or_exit(mode: str) -> SearchMode:

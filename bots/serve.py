@@ -9,6 +9,7 @@ conversations) live in SQLite in the data folder, or in Postgres with ``DATABASE
 from __future__ import annotations
 
 import logging
+import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -79,8 +80,11 @@ async def open_http_app(
 
 
 async def serve_http(
-    settings: Settings, services: ChatServices, kb: KnowledgeBase, *, host: str, port: int
+    settings: Settings, services: ChatServices, kb: KnowledgeBase, listening: socket.socket
 ) -> None:
+    """Serve on ``listening`` (bound by the caller, which says what to do when the port is
+    taken) until SIGTERM."""
+    host, port = listening.getsockname()[:2]
     async with open_http_app(settings, services, kb) as app:
         config = uvicorn.Config(
             app,
@@ -101,4 +105,4 @@ async def serve_http(
 
         log.info("teamrag serve on http://%s:%s (docs at /docs, web chat at /)", host, port)
         with on_sigterm(finish):
-            await server.serve()
+            await server.serve(sockets=[listening])

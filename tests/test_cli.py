@@ -89,6 +89,14 @@ def test_invalid_scope_is_rejected(env: dict[str, str]) -> None:
     assert result.exit_code == 2 and "invalid scope" in result.output
 
 
+@pytest.mark.parametrize("text", ["", "   "])
+def test_an_empty_question_is_bad_usage(env: dict[str, str], text: str) -> None:
+    """Exit 2, like any bad argument: a script whose variable came out empty must not read
+    a refusal printed with exit 0 as an answer."""
+    result = runner.invoke(app, ["ask", text])
+    assert result.exit_code == 2 and "the question is empty" in result.output
+
+
 def test_unreachable_chroma_url_names_the_fix(
     env: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
