@@ -54,8 +54,12 @@ class Settings(BaseSettings):
     database_url: str | None = Field(
         None,
         validation_alias=AliasChoices("DATABASE_URL"),
+        # Any other scheme reached psycopg, whose traceback named neither the variable
+        # nor the fix.
+        pattern=r"^postgres(?:ql)?(?:\+psycopg)?://",
         description="Postgres for thread memory, per-user memory and the document catalog "
-        "with its keyword index; unset = SQLite files in the data folder.",
+        "with its keyword index (postgresql://user@host:5432/db); unset = SQLite files in "
+        "the data folder.",
     )
     catalog_schema: str = Field(
         "teamrag",
@@ -276,8 +280,8 @@ def load_settings() -> Settings:
         problems = []
         for error in exc.errors():
             field = str(error["loc"][0]) if error["loc"] else "?"
-            name = (
-                field.upper() if field.isupper() or "_" not in field else f"TEAMRAG_{field.upper()}"
-            )
+            # A field read under its own name takes the prefix (llm: TEAMRAG_LLM); the loc
+            # of an aliased one is its variable already (DATABASE_URL).
+            name = f"TEAMRAG_{field.upper()}" if field in Settings.model_fields else field
             problems.append(f"{name}: {error['msg']} (got {error.get('input')!r})")
         raise SettingsError("invalid settings: " + "; ".join(problems)) from None

@@ -175,6 +175,21 @@ def test_bad_setting_names_the_variable(
     assert "TEAMRAG_CHUNK_SIZE" in result.output and "'huge'" in result.output
 
 
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [("TEAMRAG_LLM", "maybe"), ("TEAMRAG_EMBEDDINGS", "foo"), ("DATABASE_URL", "mysql://db")],
+)
+def test_every_bad_setting_is_named_as_it_is_set(
+    env: dict[str, str], monkeypatch: pytest.MonkeyPatch, variable: str, value: str
+) -> None:
+    """Before, TEAMRAG_LLM was reported as "LLM", and a MySQL DATABASE_URL reached psycopg
+    and ended in its traceback."""
+    monkeypatch.setenv(variable, value)
+    result = runner.invoke(app, ["status"])
+    assert result.exit_code == 2, result.output
+    assert f"{variable}:" in result.output and repr(value) in result.output
+
+
 def test_unwritable_data_folder_names_the_fix(
     env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
