@@ -63,7 +63,7 @@ def test_bad_input_exit_code_and_report(env: dict[str, str], tmp_path: Path) -> 
     result = runner.invoke(app, ["ingest", str(docs), str(tmp_path / "nope")])
     assert result.exit_code == 1
     assert "bad.txt" in result.output and "not UTF-8" in result.output
-    assert "no such file or folder" in result.output
+    assert "no such file or folder (check the path; relative to" in result.output
     search = runner.invoke(app, ["search", "wifi password", "--json"])
     assert search.exit_code == 0
     assert json.loads(search.stdout)[0]["source"].endswith("ok.md")

@@ -91,16 +91,18 @@ def _encrypted_pdf() -> bytes:
 @pytest.mark.parametrize(
     ("name", "data", "reason"),
     [
-        ("empty.md", b"   \n", "empty"),
+        ("empty.md", b"   \n", "empty; add its text, or leave it out"),
         ("blob.txt", b"\x00\x01\x02binary\x00", "binary"),
         ("cp949.txt", "한국어 문서".encode("cp949"), "not UTF-8"),
         ("image.png", b"\x89PNG....", "unsupported file type '.png'"),
-        ("broken.pdf", b"%PDF-1.4 this is not really a pdf", "PDF"),
-        ("broken.docx", b"PK\x03\x04 not a zip really", "DOCX"),
+        ("broken.pdf", b"%PDF-1.4 this is not really a pdf", "save or export it again as PDF"),
+        ("broken.docx", b"PK\x03\x04 not a zip really", "save it again as .docx"),
         ("locked.pdf", _encrypted_pdf(), "encrypted PDF"),
     ],
 )
-def test_bad_input_names_the_cause(tmp_path: Path, name: str, data: bytes, reason: str) -> None:
+def test_bad_input_names_the_cause_and_the_fix(
+    tmp_path: Path, name: str, data: bytes, reason: str
+) -> None:
     with pytest.raises(LoadError) as info:
         load_document(tmp_path / name, data)
     assert reason in str(info.value)

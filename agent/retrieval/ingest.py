@@ -123,7 +123,8 @@ def discover(paths: Iterable[Path]) -> _Discovery:
     for raw in paths:
         path = raw.expanduser().resolve()
         if not path.exists():
-            problems.append(FileResult(str(raw), Status.FAILED, reason="no such file or folder"))
+            reason = f"no such file or folder (check the path; relative to {Path.cwd()})"
+            problems.append(FileResult(str(raw), Status.FAILED, reason=reason))
         elif path.is_dir():
             roots.append(path)
             for child in sorted(path.rglob("*")):

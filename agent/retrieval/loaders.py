@@ -16,6 +16,11 @@ from agent.retrieval.types import LoadedDocument, Section
 MAX_FILE_BYTES = 50 * 1024 * 1024
 
 
+# The fix for a damaged file: the program that made it can usually write it again.
+_RESAVE_PDF = "; open it and save or export it again as PDF"
+_RESAVE_DOCX = "; open it in Word or LibreOffice and save it again as .docx"
+
+
 class LoadError(Exception):
     """A file could not be read; the message is meant for the user."""
 
@@ -105,11 +110,13 @@ def load_pdf(path: Path, data: bytes) -> LoadedDocument:
     except LoadError:
         raise
     except (PdfReadError, ValueError, KeyError, TypeError, OSError) as exc:
-        raise LoadError(f"corrupt or unreadable PDF ({exc})") from None
+        raise LoadError(f"corrupt or unreadable PDF ({exc}){_RESAVE_PDF}") from None
     except Exception as exc:  # pypdf raises many internal types on damaged files
         if "crypt" in str(exc).lower() or "password" in str(exc).lower():
             raise LoadError("encrypted PDF; save an unprotected copy and ingest that") from None
-        raise LoadError(f"corrupt or unreadable PDF ({type(exc).__name__}: {exc})") from None
+        raise LoadError(
+            f"corrupt or unreadable PDF ({type(exc).__name__}: {exc}){_RESAVE_PDF}"
+        ) from None
     pages = _strip_running_lines(pages)
     sections = [Section(text=t.strip(), page=i) for i, t in enumerate(pages, 1) if t.strip()]
     if not sections:
@@ -182,9 +189,11 @@ def load_docx(path: Path, data: bytes) -> LoadedDocument:
     try:
         document = docx.Document(io.BytesIO(data))
     except (zipfile.BadZipFile, KeyError, ValueError) as exc:
-        raise LoadError(f"corrupt or unreadable DOCX ({exc})") from None
+        raise LoadError(f"corrupt or unreadable DOCX ({exc}){_RESAVE_DOCX}") from None
     except Exception as exc:
-        raise LoadError(f"corrupt or unreadable DOCX ({type(exc).__name__}: {exc})") from None
+        raise LoadError(
+            f"corrupt or unreadable DOCX ({type(exc).__name__}: {exc}){_RESAVE_DOCX}"
+        ) from None
     from docx.table import Table
 
     lines: list[str] = []
@@ -242,7 +251,7 @@ def load_document(path: Path, data: bytes) -> LoadedDocument:
             f"unsupported file type '{path.suffix or '(none)'}' (supported: {supported})"
         )
     if not data.strip():
-        raise LoadError("the file is empty")
+        raise LoadError("the file is empty; add its text, or leave it out")
     if len(data) > MAX_FILE_BYTES:
         raise LoadError(f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MB; split it first")
     document = loader(path, data)
