@@ -16,4 +16,10 @@ def detect_language(text: str) -> Language:
     if letters == 0:
         return "en"
     # Korean questions often carry English product names; a third of Hangul is enough.
-    return "ko" if len(_HANGUL.findall(text)) / letters >= 0.3 else "en"
+    if len(_HANGUL.findall(text)) / letters >= 0.3:
+        return "ko"
+    # Korean grammar comes last: the particle or predicate on the final word makes
+    # "PagerDuty란?" and "teamrag ingest --prune 옵션은 뭐야?" Korean, however many Latin
+    # letters the names hold; "What does 온콜 mean?" ends in English.
+    worded = [w for w in text.split() if _LETTER.search(w)]
+    return "ko" if worded and _HANGUL.search(worded[-1]) else "en"
