@@ -141,7 +141,7 @@ def ingest(
 def search(
     query: Annotated[str, typer.Argument(help="What to look for, in any language.")],
     k: Annotated[int, typer.Option("--k", "-k", min=1, max=50)] = 5,
-    scope: Annotated[list[str] | None, typer.Option(help="Only these scopes.")] = None,
+    scope: ScopeOption = None,
     mode: Annotated[str, typer.Option(help="hybrid, dense or keyword.")] = "hybrid",
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
@@ -246,7 +246,9 @@ ThreadOption = Annotated[
     str | None, typer.Option("--thread", help="Continue this conversation (any id you choose).")
 ]
 UserOption = Annotated[str | None, typer.Option("--user", help="Who is asking (default: you).")]
-ScopeOption = Annotated[list[str] | None, typer.Option(help="Only these document scopes.")]
+ScopeOption = Annotated[
+    list[str] | None, typer.Option(help="Only these document scopes (default: every scope).")
+]
 
 
 @app.command()

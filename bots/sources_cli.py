@@ -139,7 +139,8 @@ def add(
             sync.store.add(spec)
         except (ValueError, SourceExistsError) as exc:
             raise fail(str(exc), 2) from None
-    when = "at every sync" if spec.every_s == 0 else f"every {format_interval(spec.every_s)}"
+    interval = format_interval(spec.every_s)
+    when = "only by `teamrag sync`" if spec.every_s == 0 else f"every {interval}"
     where = f"scope {spec.scope}"
     if kind in CHAT_KINDS and not scope:
         where = f"scope from the channel rules; {spec.scope} if the channel is private"

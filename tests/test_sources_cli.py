@@ -129,5 +129,8 @@ def test_add_slack_names_the_scope_and_warns_about_a_missing_token(
         "Added source slack-c0123abcd (slack C0123ABCD, scope from the channel rules; "
         "slack-c0123abcd if the channel is private), synced every 2h"
     ) in added.output
-    chosen = runner.invoke(app, ["sources", "add", "discord", "42", "--scope", "eng"])
+    chosen = runner.invoke(
+        app, ["sources", "add", "discord", "42", "--scope", "eng", "--every", "off"]
+    )
     assert chosen.exit_code == 0 and "scope eng" in chosen.output
+    assert "synced only by `teamrag sync`" in chosen.output  # was "synced at every sync"
