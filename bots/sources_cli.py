@@ -139,8 +139,7 @@ def add(
             sync.store.add(spec)
         except (ValueError, SourceExistsError) as exc:
             raise fail(str(exc), 2) from None
-    interval = format_interval(spec.every_s)
-    when = "only by `teamrag sync`" if spec.every_s == 0 else f"every {interval}"
+    when = f"every {format_interval(spec.every_s)}" if spec.every_s else "only by `teamrag sync`"
     where = f"scope {spec.scope}"
     if kind in CHAT_KINDS and not scope:
         where = f"scope from the channel rules; {spec.scope} if the channel is private"

@@ -131,7 +131,6 @@ async def generate(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
     else:
         report("write", language)
     emit({"type": "draft_start", "speculative": speculative})
-    found = {"covered": covered(state, items)}
     if deps.llms is None or not items:
         quotes = await quote(state, deps, items)
         return {"draft": quotes.text, "draft_sources": items, "covered": quotes.covered}
@@ -169,7 +168,7 @@ async def generate(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
         quoted = {"draft": fallback.text, "draft_sources": items, "covered": fallback.covered}
         return quoted | degraded(exc.kind) | {"answer_model": ""}
     written = {"draft": text, "draft_sources": items, "answer_model": name}
-    return written | found | llm_used(usage, name)
+    return written | {"covered": covered(state, items)} | llm_used(usage, name)
 
 
 def _accept(draft: str, items: list[PoolItem], check: Check | None) -> dict[str, Any]:
