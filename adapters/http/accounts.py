@@ -109,26 +109,18 @@ class AccountStore:
         return self.db.transaction(select)
 
     def set_disabled(self, name: str, disabled: bool = True) -> None:
-        def update(conn: Connection) -> int:
-            done = conn.execute(
-                accounts.update().where(accounts.c.name == name).values(disabled=disabled)
-            )
-            return done.rowcount
-
-        if not self.db.transaction(update):
-            raise AccountError(f"no account named {name!r} (see `teamrag users list`)")
+        self._update(name, disabled=disabled)
 
     def set_password(self, name: str, password: str) -> None:
         """Set or replace the account's password (an account added without one can then
         sign in over HTTP)."""
         if not password:
             raise AccountError("the password is empty")
-        hashed = _hasher.hash(password)
+        self._update(name, password_hash=_hasher.hash(password))
 
+    def _update(self, name: str, **values: object) -> None:
         def update(conn: Connection) -> int:
-            done = conn.execute(
-                accounts.update().where(accounts.c.name == name).values(password_hash=hashed)
-            )
+            done = conn.execute(accounts.update().where(accounts.c.name == name).values(**values))
             return done.rowcount
 
         if not self.db.transaction(update):
