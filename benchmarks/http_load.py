@@ -130,7 +130,7 @@ async def serve() -> None:
     import uvicorn
 
     from adapters.chat.channels import ChannelRules
-    from bots.cli import _with_chat_services
+    from bots.processes import _with_chat_services
     from bots.serve import open_http_app
     from bots.settings import Settings
     from tests.http_support import listening_socket

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import getpass
-from collections.abc import Awaitable, Callable, Coroutine
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -16,38 +15,33 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from adapters import console as view
-from adapters.chat.channels import ChannelRules, ChannelRulesError, load_channel_rules
-from adapters.chat.services import ChatServices
 from adapters.terminal import chat as terminal_chat
 from adapters.terminal import new_thread_id, run_turn
 from agent.events import Turn
 from agent.memory.backends import MemoryBackendError
 from agent.retrieval.ingest import Ingestor, validate_scope
-from agent.retrieval.knowledge_base import KnowledgeBase, SearchOptions
+from agent.retrieval.knowledge_base import SearchOptions
 from agent.runner import Runner
-from agent.shared.link import RedisUnavailableError
 from bots.bench import bench_app
 from bots.common import (
     err,
     export_tracing,
     fail,
     knowledge_base,
-    listening_socket,
-    on_sigterm,
+    run_async,
     search_mode_or_exit,
     settings_or_exit,
-    startup_objects_frozen,
     stop_on_ctrl_c,
+    warn_if_empty,
 )
 from bots.doctor import doctor
 from bots.evaluation.command import evaluate
-from bots.logs import logging_configured
+from bots.processes import discord, serve, slack
 from bots.records import feedback, usage
-from bots.settings import BotConfigError, Settings
+from bots.settings import Settings
 from bots.sources_cli import ingest_urls, sources_app, sync_command
-from bots.sources_wiring import running_sources
 from bots.users import users_app
-from bots.wiring import open_chat_services, open_runner, parts_in_use
+from bots.wiring import open_runner, parts_in_use
 
 app = typer.Typer(
     help="teamrag: answers a team's questions from its own documents, with citations.",
@@ -168,78 +162,15 @@ def _turn(text: str, thread: str | None, user: str | None, scope: list[str] | No
     )
 
 
-def _warn_if_empty(settings: Settings, kb: KnowledgeBase) -> None:
-    if kb.catalog.chunk_count() == 0:
-        err.print(
-            "[yellow]The knowledge base is empty[/yellow]: run `teamrag ingest PATH` first "
-            f"(data folder: {settings.data_dir}).",
-            highlight=False,
-        )
-
-
 async def _with_runner(settings: Settings, use: Callable[[Runner], Awaitable[None]]) -> None:
     export_tracing(settings)
     with knowledge_base(settings) as kb:
-        _warn_if_empty(settings, kb)
+        warn_if_empty(settings, kb)
         try:
             async with open_runner(settings, kb) as runner:
                 await use(runner)
         except MemoryBackendError as exc:
             raise fail(str(exc)) from None
-
-
-async def _with_chat_services(
-    settings: Settings,
-    rules: ChannelRules,
-    use: Callable[[ChatServices, KnowledgeBase], Awaitable[None]],
-) -> None:
-    # A bot runs for days: what it did (connected, refused, retried) belongs in its log.
-    with logging_configured(settings):
-        await _serve_chat(settings, rules, use)
-
-
-async def _serve_chat(
-    settings: Settings,
-    rules: ChannelRules,
-    use: Callable[[ChatServices, KnowledgeBase], Awaitable[None]],
-) -> None:
-    export_tracing(settings)
-    # asyncio's default pool has cpu+4 threads: with a Chroma server or Redis each search
-    # and cache lookup waits on the network inside one, and fifty answers queue behind six.
-    asyncio.get_running_loop().set_default_executor(
-        ThreadPoolExecutor(settings.worker_threads, thread_name_prefix="teamrag")
-    )
-    with knowledge_base(settings) as kb:
-        _warn_if_empty(settings, kb)
-        try:
-            async with open_chat_services(settings, kb, rules) as services:
-                main = asyncio.current_task()
-                assert main is not None
-
-                def stop() -> None:
-                    main.cancel()
-
-                # SIGTERM (docker stop) ends a bot like Ctrl-C; the Slack bot replaces this
-                # with its own gentler stop that finishes the answers under way.
-                with startup_objects_frozen(), on_sigterm(stop):
-                    # Sources sync on their schedule in every long-running process:
-                    # the bots and the HTTP service alike.
-                    async with running_sources(settings, kb, services.link):
-                        await use(services, kb)
-        except (MemoryBackendError, BotConfigError, RedisUnavailableError) as exc:
-            raise fail(str(exc)) from None
-
-
-def _run(work: Coroutine[Any, Any, None]) -> None:
-    """Run a command's async work; Ctrl-C ends it with a word, not a traceback. The thread
-    keeps every turn that finished (a turn is saved whole or not at all)."""
-    try:
-        asyncio.run(work)
-    except KeyboardInterrupt:
-        err.print("[yellow]Interrupted.[/yellow]")
-        raise typer.Exit(130) from None
-    except asyncio.CancelledError:  # SIGTERM to a bot: it stopped as it was asked to
-        err.print("Stopped.")
 
 
 ThreadOption = Annotated[
@@ -270,7 +201,7 @@ def ask(
     async def use(runner: Runner) -> None:
         await run_turn(runner.run, turn, out, err, as_json=json_out)
 
-    _run(_with_runner(settings, use))
+    run_async(_with_runner(settings, use))
 
 
 @app.command()
@@ -305,7 +236,7 @@ def chat(
         await terminal_chat(runner.run, turn, out, err)
         warm.cancel()
 
-    _run(_with_runner(settings, use))
+    run_async(_with_runner(settings, use))
 
 
 @app.command()
@@ -335,61 +266,6 @@ def status() -> None:
             out.print(line, highlight=False)
 
 
-def _serve_bot(
-    check: Callable[[Settings], None],
-    serve: Callable[[Settings, ChatServices], Awaitable[None]],
-) -> None:
-    """Check the bot's settings before opening anything, then run it until stopped."""
-    settings = settings_or_exit()
-    try:
-        check(settings)
-        rules = load_channel_rules(
-            settings.channels_file, settings.channels, default_scope=settings.default_scope
-        )
-    except (BotConfigError, ChannelRulesError) as exc:
-        raise fail(str(exc), 2) from None
-    _run(_with_chat_services(settings, rules, lambda services, _kb: serve(settings, services)))
-
-
-@app.command()
-def slack(
-    port: Annotated[
-        int | None, typer.Option(help="HTTP Events API port (default TEAMRAG_SLACK_PORT).")
-    ] = None,
-) -> None:
-    """The Slack bot: Socket Mode when SLACK_APP_TOKEN is set, else the HTTP Events API."""
-    from bots.slack_bot import check_slack_settings, serve_slack
-
-    def serve(settings: Settings, services: ChatServices) -> Awaitable[None]:
-        return serve_slack(settings, services, port=port or settings.slack_port)
-
-    _serve_bot(check_slack_settings, serve)
-
-
-@app.command()
-def discord() -> None:
-    """The Discord bot: /ask, mentions and thread follow-ups (DISCORD_TOKEN)."""
-    from bots.discord_bot import check_discord_settings, serve_discord
-
-    _serve_bot(check_discord_settings, serve_discord)
-
-
-@app.command()
-def serve(
-    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
-    port: Annotated[int | None, typer.Option(help="Port (default TEAMRAG_HTTP_PORT).")] = None,
-) -> None:
-    """The HTTP service: chat API, accounts, /v1 (OpenAI-compatible) and the web chat.
-
-    /api/chat, accounts and conversations, /v1 for OpenAI clients, the web chat at / and
-    /admin, OpenAPI docs at /docs."""
-    from bots.serve import serve_http
-
-    settings = settings_or_exit()
-    # Bound before the knowledge base loads: a taken port is said at once, with the fix.
-    listening = listening_socket(host, port or settings.http_port, "TEAMRAG_HTTP_PORT")
-
-    def run(services: ChatServices, kb: KnowledgeBase) -> Awaitable[None]:
-        return serve_http(settings, services, kb, listening)
-
-    _run(_with_chat_services(settings, ChannelRules(), run))
+# The long-running commands (bots/processes.py), listed last in --help as before.
+for long_running in (slack, discord, serve):
+    app.command()(long_running)

@@ -17,9 +17,10 @@ import signal
 import socket
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from contextlib import closing, contextmanager
-from typing import cast, get_args
+from dataclasses import dataclass
+from typing import Any, cast, get_args
 
 import typer
 from rich.console import Console
@@ -34,6 +35,27 @@ from bots.settings import Settings, SettingsError, load_settings
 from bots.wiring import build_knowledge_base
 
 err = Console(stderr=True)
+
+
+def run_async(work: Coroutine[Any, Any, None]) -> None:
+    """Run a command's async work; Ctrl-C ends it with a word, not a traceback. The thread
+    keeps every turn that finished (a turn is saved whole or not at all)."""
+    try:
+        asyncio.run(work)
+    except KeyboardInterrupt:
+        err.print("[yellow]Interrupted.[/yellow]")
+        raise typer.Exit(130) from None
+    except asyncio.CancelledError:  # SIGTERM to a bot: it stopped as it was asked to
+        err.print("Stopped.")
+
+
+def warn_if_empty(settings: Settings, kb: KnowledgeBase) -> None:
+    if kb.catalog.chunk_count() == 0:
+        err.print(
+            "[yellow]The knowledge base is empty[/yellow]: run `teamrag ingest PATH` first "
+            f"(data folder: {settings.data_dir}).",
+            highlight=False,
+        )
 
 
 def fail(message: str, code: int = 1) -> typer.Exit:
@@ -54,6 +76,33 @@ def listening_socket(host: str, port: int, setting: str) -> socket.socket:
             f"{host}:{port} {reason}; stop what listens there, or pick another port with "
             f"--port or {setting}"
         ) from None
+
+
+@dataclass(frozen=True)
+class BoundPorts:
+    """What a bot listens on, bound before its knowledge base and services open: a taken
+    port is said at once, with the setting that moves it, not as a traceback later."""
+
+    ops: socket.socket | None = None  # /healthz, /readyz, /metrics (None: TEAMRAG_OPS_PORT=0)
+    events: socket.socket | None = None  # Slack's HTTP Events API (None: Socket Mode)
+
+    @classmethod
+    def bind(cls, settings: Settings, *, events_port: int | None = None) -> BoundPorts:
+        ops = settings.ops_port
+        opened = cls(ops=listening_socket("0.0.0.0", ops, "TEAMRAG_OPS_PORT") if ops else None)
+        if events_port is None:
+            return opened
+        try:
+            events = listening_socket("0.0.0.0", events_port, "TEAMRAG_SLACK_PORT")
+        except typer.Exit:
+            opened.close()
+            raise
+        return cls(ops=opened.ops, events=events)
+
+    def close(self) -> None:
+        for sock in (self.ops, self.events):
+            if sock is not None:
+                sock.close()
 
 
 def search_mode_or_exit(mode: str) -> SearchMode:

@@ -18,6 +18,7 @@ from adapters.chat.services import ChatServices
 from adapters.discord.client import CommandSyncError, build_client, discord_endpoints
 from adapters.discord.options import Adapter, DiscordOptions
 from bots.checks import readiness
+from bots.common import BoundPorts
 from bots.ops import ops_server
 from bots.settings import BotConfigError, Settings
 
@@ -65,20 +66,27 @@ def discord_options(settings: Settings) -> DiscordOptions:
 
 
 async def serve_discord(
-    settings: Settings, services: ChatServices, *, client_options: Mapping[str, Any] | None = None
+    settings: Settings,
+    services: ChatServices,
+    *,
+    client_options: Mapping[str, Any] | None = None,
+    ports: BoundPorts | None = None,
 ) -> None:
     """Run the bot until cancelled (Ctrl-C), then close the connection cleanly.
 
     If the application has not been granted the MESSAGE_CONTENT intent, the bot says so
     and carries on without it: mentions, DMs and /ask still work. ``client_options`` go
-    to discord.py's client (tests shorten ``guild_ready_timeout``).
+    to discord.py's client (tests shorten ``guild_ready_timeout``); ``ports`` holds the
+    ops socket if the CLI bound it already.
     """
     check_discord_settings(settings)
     token = settings.discord_token or ""
     adapter = Adapter(services, discord_options(settings))
     checks = readiness(settings, redis=services.link)
     try:
-        async with ops_server(settings.ops_port, checks, services.metrics or Metrics()):
+        metrics = services.metrics or Metrics()
+        listening = ports.ops if ports else None
+        async with ops_server(settings.ops_port, checks, metrics, listening=listening):
             await _connect(settings, adapter, token, client_options)
     finally:
         await checks.aclose()

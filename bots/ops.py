@@ -13,6 +13,7 @@ Discord bot and Socket Mode, which serve no HTTP, start a small server for them
 from __future__ import annotations
 
 import logging
+import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -46,16 +47,25 @@ def ops_routes(app: web.Application, checks: Readiness, metrics: Metrics) -> Non
 
 
 async def start_ops_server(
-    port: int, host: str, checks: Readiness, metrics: Metrics
+    port: int,
+    host: str,
+    checks: Readiness,
+    metrics: Metrics,
+    *,
+    listening: socket.socket | None = None,
 ) -> web.AppRunner:
-    """Serve the endpoints on ``host:port`` (0: any free port; see ``runner.addresses``).
-    Stop it with ``await runner.cleanup()``."""
+    """Serve the endpoints on ``host:port`` (0: any free port; see ``runner.addresses``),
+    or on ``listening`` when the caller bound it already. Stop it with
+    ``await runner.cleanup()``."""
     app = web.Application()
     ops_routes(app, checks, metrics)
     runner = web.AppRunner(app, access_log=None)  # probes every few seconds are not news
     await runner.setup()
+    site: web.BaseSite = (
+        web.TCPSite(runner, host, port) if listening is None else web.SockSite(runner, listening)
+    )
     try:
-        await web.TCPSite(runner, host, port).start()
+        await site.start()
     except OSError as exc:
         await runner.cleanup()
         raise OSError(
@@ -68,13 +78,18 @@ async def start_ops_server(
 
 @asynccontextmanager
 async def ops_server(
-    port: int, checks: Readiness, metrics: Metrics, *, host: str = "0.0.0.0"
+    port: int,
+    checks: Readiness,
+    metrics: Metrics,
+    *,
+    host: str = "0.0.0.0",
+    listening: socket.socket | None = None,
 ) -> AsyncIterator[web.AppRunner | None]:
     """:func:`start_ops_server` for the block, or nothing when ``port`` is 0 (off)."""
     if port == 0:
         yield None
         return
-    runner = await start_ops_server(port, host, checks, metrics)
+    runner = await start_ops_server(port, host, checks, metrics, listening=listening)
     try:
         yield runner
     finally:

@@ -10,6 +10,7 @@ server on a port, which checks every request's signature with
 from __future__ import annotations
 
 import asyncio
+import socket
 from collections.abc import Callable
 
 import aiohttp
@@ -34,7 +35,7 @@ from adapters.slack.threads import RedisThreadRecord, SqliteThreadRecord, Thread
 from adapters.slack.turns import PLATFORM
 from agent.shared.link import RedisLink
 from bots.checks import readiness
-from bots.common import err, on_sigterm
+from bots.common import BoundPorts, err, on_sigterm
 from bots.ops import ops_routes, ops_server
 from bots.settings import BotConfigError, Settings
 
@@ -145,25 +146,36 @@ async def start_http(
     host: str,
     port: int,
     mount: Callable[[web.Application], None] | None = None,
+    listening: socket.socket | None = None,
 ) -> tuple[web.AppRunner, int]:
     """Serve the Events API (events, commands and clicks on one path), and whatever
-    ``mount`` adds (the ops endpoints); returns the port."""
+    ``mount`` adds (the ops endpoints), on ``host:port`` or on ``listening`` when the
+    caller bound it already; returns the port."""
     web_app = app.web_app(path=EVENTS_PATH, port=port)
     if mount is not None:
         mount(web_app)
     # No access log: a line per Slack event says nothing the bot's own log does not.
     runner = web.AppRunner(web_app, access_log=None)
     await runner.setup()
-    site = web.TCPSite(runner, host, port)
+    site: web.BaseSite = (
+        web.TCPSite(runner, host, port) if listening is None else web.SockSite(runner, listening)
+    )
     await site.start()
     return runner, int(runner.addresses[0][1])
 
 
 async def serve_slack(
-    settings: Settings, services: ChatServices, *, port: int, host: str = "0.0.0.0"
+    settings: Settings,
+    services: ChatServices,
+    *,
+    port: int,
+    host: str = "0.0.0.0",
+    ports: BoundPorts | None = None,
 ) -> None:
     """Run the bot until Ctrl-C (cancelled) or SIGTERM (returns), then let the answers
-    under way finish."""
+    under way finish. ``ports`` are the sockets the CLI bound already (else ``port`` and
+    ``TEAMRAG_OPS_PORT`` are bound here)."""
+    ports = ports or BoundPorts()
     local_threads = thread_record(settings)
     threads = shared_threads(local_threads, services.link)
     checks = readiness(settings, redis=services.link)
@@ -176,7 +188,7 @@ async def serve_slack(
                 # Leaving serving() finishes the answers under way (up to the drain time).
                 async with (
                     bot.serving(),
-                    ops_server(settings.ops_port, checks, metrics),
+                    ops_server(settings.ops_port, checks, metrics, listening=ports.ops),
                 ):
                     if settings.slack_app_token:
                         await _socket_mode(app, bot, settings.slack_app_token, stop)
@@ -185,7 +197,9 @@ async def serve_slack(
                         def mount(web_app: web.Application) -> None:
                             ops_routes(web_app, checks, metrics)
 
-                        await _http(app, bot, stop, host=host, port=port, mount=mount)
+                        await _http(
+                            app, bot, stop, host=host, port=port, mount=mount, sock=ports.events
+                        )
         finally:
             await checks.aclose()
             local_threads.close()
@@ -212,8 +226,9 @@ async def _http(
     host: str,
     port: int,
     mount: Callable[[web.Application], None],
+    sock: socket.socket | None,
 ) -> None:
-    runner, bound = await start_http(app, host=host, port=port, mount=mount)
+    runner, bound = await start_http(app, host=host, port=port, mount=mount, listening=sock)
     err.print(
         f"Slack bot listening on http://{host}:{bound}{EVENTS_PATH} "
         "(events, /ask and buttons). Ctrl-C stops it.",
