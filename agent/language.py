@@ -11,6 +11,11 @@ _HANGUL = re.compile(r"[\uac00-\ud7a3\u3131-\u318e]")
 _LETTER = re.compile(r"[^\W\d_]", re.UNICODE)
 
 
+def has_hangul(text: str) -> bool:
+    """Whether any Hangul syllable or letter is in ``text`` (a Korean word, say)."""
+    return _HANGUL.search(text) is not None
+
+
 def detect_language(text: str) -> Language:
     letters = len(_LETTER.findall(text))
     if letters == 0:
@@ -22,4 +27,4 @@ def detect_language(text: str) -> Language:
     # "PagerDuty란?" and "teamrag ingest --prune 옵션은 뭐야?" Korean, however many Latin
     # letters the names hold; "What does 온콜 mean?" ends in English.
     worded = [w for w in text.split() if _LETTER.search(w)]
-    return "ko" if worded and _HANGUL.search(worded[-1]) else "en"
+    return "ko" if worded and has_hangul(worded[-1]) else "en"

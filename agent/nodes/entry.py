@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import re
 from typing import Any
 
 from langgraph.runtime import Runtime
 
 from agent.deps import Deps
 from agent.guards import check_input
-from agent.language import detect_language
+from agent.language import detect_language, has_hangul
 from agent.memory.budget import TokenPlan
 from agent.memory.profile import recall, render_profile, user_namespace
 from agent.nodes.common import features_of, persona_of, timed
@@ -20,8 +19,6 @@ from agent.progress import report
 from agent.retrieval.tokenizer import tokenize
 from agent.routing.intent import is_context_dependent
 from agent.state import AgentState
-
-_HANGUL = re.compile(r"[가-힣]")
 
 
 def scope_key(state: AgentState, deps: Deps) -> str:
@@ -51,7 +48,7 @@ def same_subject(question: str, cached: str) -> bool:
 def _subject_terms(text: str) -> set[str]:
     """Terms of a question without a Korean closing predicate (하나요 / 해요 say the same)."""
     words = text.split()
-    if words and _HANGUL.search(words[-1]):
+    if words and has_hangul(words[-1]):
         words = words[:-1]
     return set(tokenize(" ".join(words)))
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from agent.language import has_hangul
 from agent.retrieval.tokenizer import words as subject_words
 from agent.routing.intent import is_acknowledgement
 
@@ -128,14 +129,13 @@ def _words(text: str) -> int:
 # weather?" stay chit-chat.
 _ASKING_EN = re.compile(r"\?|^\W*(?:who|whose|what|when|where|which|why|how)\b", re.IGNORECASE)
 _ASKING_KO = re.compile(r"[가-힣A-Za-z0-9]의\s|누구|무엇|어디|언제|몇|얼마|어느|왜")
-_HANGUL = re.compile(r"[가-힣]")
 _SUBJECT_WORDS = 2
 
 
 def asks_about_something(text: str) -> bool:
     """The message asks about something other than the bot: a question for the documents
     even when they hold nothing on it (the answer is then "not found", never a greeting)."""
-    asking = _ASKING_KO if _HANGUL.search(text) else _ASKING_EN
+    asking = _ASKING_KO if has_hangul(text) else _ASKING_EN
     return (
         bool(asking.search(text))
         and not _TO_THE_BOT.search(text)
