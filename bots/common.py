@@ -88,16 +88,19 @@ class BoundPorts:
 
     @classmethod
     def bind(cls, settings: Settings, *, events_port: int | None = None) -> BoundPorts:
-        ops = settings.ops_port
-        opened = cls(ops=listening_socket("0.0.0.0", ops, "TEAMRAG_OPS_PORT") if ops else None)
-        if events_port is None:
-            return opened
+        ops_port = settings.ops_port
+        ops = listening_socket("0.0.0.0", ops_port, "TEAMRAG_OPS_PORT") if ops_port else None
         try:
-            events = listening_socket("0.0.0.0", events_port, "TEAMRAG_SLACK_PORT")
+            events = (
+                None
+                if events_port is None
+                else listening_socket("0.0.0.0", events_port, "TEAMRAG_SLACK_PORT")
+            )
         except typer.Exit:
-            opened.close()
+            if ops is not None:
+                ops.close()
             raise
-        return cls(ops=opened.ops, events=events)
+        return cls(ops=ops, events=events)
 
     def close(self) -> None:
         for sock in (self.ops, self.events):
