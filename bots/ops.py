@@ -46,6 +46,15 @@ def ops_routes(app: web.Application, checks: Readiness, metrics: Metrics) -> Non
     app.router.add_get("/metrics", metrics_view)
 
 
+def site_for(
+    runner: web.AppRunner, host: str, port: int, listening: socket.socket | None
+) -> web.BaseSite:
+    """Where ``runner`` serves: the socket the CLI bound already, else ``host:port``."""
+    if listening is not None:
+        return web.SockSite(runner, listening)
+    return web.TCPSite(runner, host, port)
+
+
 async def start_ops_server(
     port: int,
     host: str,
@@ -61,11 +70,8 @@ async def start_ops_server(
     ops_routes(app, checks, metrics)
     runner = web.AppRunner(app, access_log=None)  # probes every few seconds are not news
     await runner.setup()
-    site: web.BaseSite = (
-        web.TCPSite(runner, host, port) if listening is None else web.SockSite(runner, listening)
-    )
     try:
-        await site.start()
+        await site_for(runner, host, port, listening).start()
     except OSError as exc:
         await runner.cleanup()
         raise OSError(

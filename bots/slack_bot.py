@@ -36,7 +36,7 @@ from adapters.slack.turns import PLATFORM
 from agent.shared.link import RedisLink
 from bots.checks import readiness
 from bots.common import BoundPorts, err, on_sigterm
-from bots.ops import ops_routes, ops_server
+from bots.ops import ops_routes, ops_server, site_for
 from bots.settings import BotConfigError, Settings
 
 EVENTS_PATH = "/slack/events"
@@ -157,10 +157,7 @@ async def start_http(
     # No access log: a line per Slack event says nothing the bot's own log does not.
     runner = web.AppRunner(web_app, access_log=None)
     await runner.setup()
-    site: web.BaseSite = (
-        web.TCPSite(runner, host, port) if listening is None else web.SockSite(runner, listening)
-    )
-    await site.start()
+    await site_for(runner, host, port, listening).start()
     return runner, int(runner.addresses[0][1])
 
 
