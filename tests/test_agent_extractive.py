@@ -405,6 +405,28 @@ async def test_follow_up_is_context_dependent_and_never_cached(runner: Runner) -
     assert not repeated.cached and repeated.route != "cached"
 
 
+def first_quote(answer: str) -> str:
+    return next(line for line in answer.splitlines() if line.startswith("> "))
+
+
+@pytest.mark.parametrize(
+    ("first", "follow_up", "answer", "said_before"),
+    [
+        (BACKUPS, "Redis는요?", "Redis", "Postgres backups are kept for 35 days"),
+        ("How do I get access to production?", "Who approves it?",
+         "Your team lead approves the request", "Production access is granted"),
+    ],
+)  # fmt: skip
+async def test_a_follow_up_quotes_what_it_asks_not_the_previous_answer_again(
+    runner: Runner, first: str, follow_up: str, answer: str, said_before: str
+) -> None:
+    _, earlier = await ask(runner, first, thread="follow")
+    assert said_before in first_quote(earlier.answer)
+    _, final = await ask(runner, follow_up, thread="follow")
+    assert first_quote(final.answer).startswith(f"> {answer}"), final.answer
+    assert final.sources and CITATION.search(final.answer)
+
+
 async def test_long_thread_keeps_a_bounded_history_with_a_summary(runner: Runner) -> None:
     for i in range(30):
         _, final = await ask(runner, f"{i}+{i}는?", thread="long")

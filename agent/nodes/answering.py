@@ -98,13 +98,20 @@ async def quote(state: AgentState, deps: Deps, items: list[PoolItem]) -> Quoted:
     not_covered = replies.text("not_covered", state["language"])
     judged = covered(state, items)
     hits = [hit_of(item) for item in items]
+    question = question_of(state)
+    # A follow-up searched with the earlier question: quote for what it adds.
+    rewritten = state.get("needs_history") and question != state["question"]
+    follow_up = state["question"] if rewritten else None
+    answers = [m for m in history_of(state) if m.type == "ai"] if follow_up else []
     answer = await asyncio.to_thread(
         functools.partial(
             extractive_answer,
             intro=None if judged else not_covered,
             unrelated_intro=not_covered,
+            follow_up=follow_up,
+            said=str(answers[-1].content) if answers else "",
         ),
-        question_of(state),
+        question,
         hits,
         deps.kb.embedder,
     )
