@@ -15,8 +15,7 @@ from agent.language import Language, detect_language
 from agent.retrieval.embeddings import Embedder
 from agent.retrieval.tokenizer import tokenize
 from agent.retrieval.types import Chunk, SearchHit
-
-_SENTENCE_END = re.compile(r"(?<=[.!?。])\s+|(?<=다\.)|(?<=요\.)")
+from agent.sentences import blocks, is_row, split_block
 
 # How a sentence is scored against the question, tuned with `teamrag eval` on 300 KorQuAD and
 # 300 XQuAD questions (benchmarks/README.md): share of the question's terms, weighted by
@@ -106,95 +105,6 @@ class ExtractiveAnswer:
     # False when even the best sentence bears no relation to the question (see
     # ``_UNRELATED_BEST``): the quotes are the nearest text, not an answer.
     related: bool = True
-
-
-_CODE_BLOCK = re.compile(r"```.*?(?:```|$)", re.DOTALL)
-# A line that starts a block of its own: a list item or a table row.
-_ITEM = re.compile(r"\s*(?:\||[-*•] |\d+\. )")
-# A numbered heading as PDF text has it ("4. Backups and data retention"): the line break
-# after it is all that parts it from the section's first sentence.
-_NUMBERED_HEADING = re.compile(r"(?:\d+\.)+\d*\s+\S.{0,78}")
-# How a sentence (not a heading, a name or a label) ends.
-_ENDS_SENTENCE = re.compile(r"""[.!?。:：;,"'”’다요]$""")
-
-
-@dataclass(frozen=True)
-class _Block:
-    """A paragraph, list item or table row of a passage, or a heading between them."""
-
-    text: str
-    heading: bool
-
-
-def _is_heading_line(lines: list[str], i: int) -> bool:
-    """A heading on a line of its own after the end of a sentence, where only a single line
-    break parts it from that sentence (PDF text; a passage joined to its neighbours): a
-    numbered heading followed by prose ("4. Backups and data retention"), or a short
-    unpunctuated line or question before a blank line."""
-    line = lines[i].strip()
-    if not _heading_shaped(line):
-        return False
-    before = lines[i - 1].strip() if i else ""
-    if before and not _ENDS_SENTENCE.search(before):
-        return False  # the line goes on with a sentence broken before it
-    after = lines[i + 1] if i + 1 < len(lines) else ""
-    if _NUMBERED_HEADING.fullmatch(line):
-        # Not the next item of a numbered list ("1. Install\n2. Run"), nor a list item
-        # whose text goes on on an indented line.
-        return bool(after.strip()) and not after[0].isspace() and not _ITEM.match(after)
-    return not _ITEM.match(lines[i]) and not after.strip()
-
-
-def _blocks(text: str) -> list[_Block]:
-    # A fenced code block is not a sentence: quoted, it reads as noise glued to the
-    # next heading. The prose around it says what the code does.
-    lines = _CODE_BLOCK.sub("\n\n", text).split("\n")
-    blocks: list[_Block] = []
-    current: list[str] = []
-
-    def close() -> None:
-        if current:
-            joined = " ".join(current)
-            blocks.append(_Block(joined, _looks_like_heading(joined)))
-            current.clear()
-
-    for i, line in enumerate(lines):
-        if not line.strip():  # a blank line ends a paragraph
-            close()
-        elif _is_heading_line(lines, i):
-            close()
-            blocks.append(_Block(line.strip(), True))
-        else:
-            # PDF text breaks lines mid-sentence: a single newline is a space. List items
-            # and table rows stay blocks of their own.
-            if _ITEM.match(line):
-                close()
-            current.append(line.strip())
-    close()
-    return blocks
-
-
-def _heading_shaped(text: str) -> bool:
-    """A short line that does not end like a sentence ("On-call rotation (온콜 로테이션)"),
-    or a short question (an FAQ's "How do I get access to production?"); not a table row."""
-    if len(text) > 80 or _is_row(text):
-        return False
-    return not _ENDS_SENTENCE.search(text) or text.endswith(("?", "？"))
-
-
-def _looks_like_heading(block: str) -> bool:
-    """A paragraph that is a heading: heading-shaped, and not a list item."""
-    return _heading_shaped(block) and not _ITEM.match(block)
-
-
-def _split(block: str) -> list[str]:
-    parts = (" ".join(p.split()) for p in _SENTENCE_END.split(block))
-    return [p for p in parts if len(p) >= 8]
-
-
-def split_sentences(text: str) -> list[str]:
-    """The sentences, list items, table rows and headings of a text, in order."""
-    return [s for block in _blocks(text) for s in _split(block.text)]
 
 
 @dataclass(frozen=True)
@@ -344,17 +254,13 @@ def _is_hangul(term: str) -> bool:
     return "가" <= term[0] <= "힣"
 
 
-def _is_row(sentence: str) -> bool:
-    return sentence.count("|") >= 2
-
-
 def _with_headers(sections: list[int], sentences: list[str]) -> list[tuple[int, str]]:
     """Table rows carry their header ("Service | Owner | Channel → billing | Payments | ...");
     a header row alone answers nothing, and a row alone does not say what its cells are."""
     out: list[tuple[int, str]] = []
     header: str | None = None
     for section, sentence in zip(sections, sentences, strict=True):
-        if not _is_row(sentence):
+        if not is_row(sentence):
             header = None
             out.append((section, sentence))
         elif re.fullmatch(r"[|\s:-]+", sentence):
@@ -370,15 +276,15 @@ def _quotable(rank: int, chunk: Chunk) -> list[_Candidate]:
     """Sentences that can answer, each with the section of the passage it stands in: not a
     heading (a passage with its neighbours can hold several; an FAQ's question is one), not
     a lead-in ("...:")."""
-    named = {s for h in (*chunk.heading.split(" > "), chunk.title) for s in _split(h)}
+    named = {s for h in (*chunk.heading.split(" > "), chunk.title) for s in split_block(h)}
     sections: list[int] = []
     sentences: list[str] = []
     section = 0
-    for block in _blocks(chunk.text):
+    for block in blocks(chunk.text):
         if block.heading:
             section += 1
         else:
-            split = _split(block.text)
+            split = split_block(block.text)
             sections.extend([section] * len(split))
             sentences.extend(split)
     everything = [

@@ -22,7 +22,7 @@ from pathlib import PurePath
 from typing import Any
 
 from agent.events import Final
-from agent.extractive import split_sentences
+from agent.sentences import split_sentences
 from bots.evaluation.sets import Question
 
 _CITATION = re.compile(r"\[\d{1,2}\]")

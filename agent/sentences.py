@@ -1,0 +1,104 @@
+"""A passage's sentences, list items, table rows and headings: what an extractive answer
+quotes one by one, and what the evaluation counts.
+
+PDF and Markdown text break lines mid-sentence and put headings on lines of their own;
+the rules below tell a heading from a sentence and keep list items and table rows whole.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_SENTENCE_END = re.compile(r"(?<=[.!?。])\s+|(?<=다\.)|(?<=요\.)")
+_CODE_BLOCK = re.compile(r"```.*?(?:```|$)", re.DOTALL)
+# A line that starts a block of its own: a list item or a table row.
+_ITEM = re.compile(r"\s*(?:\||[-*•] |\d+\. )")
+# A numbered heading as PDF text has it ("4. Backups and data retention"): the line break
+# after it is all that parts it from the section's first sentence.
+_NUMBERED_HEADING = re.compile(r"(?:\d+\.)+\d*\s+\S.{0,78}")
+# How a sentence (not a heading, a name or a label) ends.
+_ENDS_SENTENCE = re.compile(r"""[.!?。:：;,"'”’다요]$""")
+
+
+@dataclass(frozen=True)
+class Block:
+    """A paragraph, list item or table row of a passage, or a heading between them."""
+
+    text: str
+    heading: bool
+
+
+def _is_heading_line(lines: list[str], i: int) -> bool:
+    """A heading on a line of its own after the end of a sentence, where only a single line
+    break parts it from that sentence (PDF text; a passage joined to its neighbours): a
+    numbered heading followed by prose ("4. Backups and data retention"), or a short
+    unpunctuated line or question before a blank line."""
+    line = lines[i].strip()
+    if not _heading_shaped(line):
+        return False
+    before = lines[i - 1].strip() if i else ""
+    if before and not _ENDS_SENTENCE.search(before):
+        return False  # the line goes on with a sentence broken before it
+    after = lines[i + 1] if i + 1 < len(lines) else ""
+    if _NUMBERED_HEADING.fullmatch(line):
+        # Not the next item of a numbered list ("1. Install\n2. Run"), nor a list item
+        # whose text goes on on an indented line.
+        return bool(after.strip()) and not after[0].isspace() and not _ITEM.match(after)
+    return not _ITEM.match(lines[i]) and not after.strip()
+
+
+def blocks(text: str) -> list[Block]:
+    # A fenced code block is not a sentence: quoted, it reads as noise glued to the
+    # next heading. The prose around it says what the code does.
+    lines = _CODE_BLOCK.sub("\n\n", text).split("\n")
+    blocks: list[Block] = []
+    current: list[str] = []
+
+    def close() -> None:
+        if current:
+            joined = " ".join(current)
+            blocks.append(Block(joined, _looks_like_heading(joined)))
+            current.clear()
+
+    for i, line in enumerate(lines):
+        if not line.strip():  # a blank line ends a paragraph
+            close()
+        elif _is_heading_line(lines, i):
+            close()
+            blocks.append(Block(line.strip(), True))
+        else:
+            # PDF text breaks lines mid-sentence: a single newline is a space. List items
+            # and table rows stay blocks of their own.
+            if _ITEM.match(line):
+                close()
+            current.append(line.strip())
+    close()
+    return blocks
+
+
+def _heading_shaped(text: str) -> bool:
+    """A short line that does not end like a sentence ("On-call rotation (온콜 로테이션)"),
+    or a short question (an FAQ's "How do I get access to production?"); not a table row."""
+    if len(text) > 80 or is_row(text):
+        return False
+    return not _ENDS_SENTENCE.search(text) or text.endswith(("?", "？"))
+
+
+def _looks_like_heading(block: str) -> bool:
+    """A paragraph that is a heading: heading-shaped, and not a list item."""
+    return _heading_shaped(block) and not _ITEM.match(block)
+
+
+def split_block(block: str) -> list[str]:
+    parts = (" ".join(p.split()) for p in _SENTENCE_END.split(block))
+    return [p for p in parts if len(p) >= 8]
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences, list items, table rows and headings of a text, in order."""
+    return [s for block in blocks(text) for s in split_block(block.text)]
+
+
+def is_row(sentence: str) -> bool:
+    return sentence.count("|") >= 2
