@@ -347,3 +347,30 @@ async def test_a_waiting_job_starts_when_its_threads_previous_job_finishes(
         await until(lambda: seen == ["one", "two"], timeout=10)
     for queue in {id(q): q for q in (first, second)}.values():
         await queue.link.aclose()
+
+
+async def test_a_backlog_is_shared_by_the_workers_not_taken_by_the_first_to_read(
+    workers: tuple[RedisTurnQueue, RedisTurnQueue],
+) -> None:
+    """Each read takes one new turn: the first worker back must not take the whole
+    backlog while the other stands idle (a busy worker comes back last and took most)."""
+    a, b = workers
+    for n in range(12):
+        await a.submit(Job("ask", f"backlog-{n}", {}, event_id=f"q{n}"))
+    taken: dict[str, list[str]] = {"a": [], "b": []}
+    hold = asyncio.Event()
+
+    def holding(worker: str) -> Handler:
+        async def handle(job: Job) -> None:
+            taken[worker].append(job.event_id)
+            await hold.wait()
+
+        return handle
+
+    async with a.serving(holding("a")), b.serving(holding("b")):
+        await until(lambda: len(taken["a"]) + len(taken["b"]) == 12, timeout=20)
+        hold.set()
+    assert sorted(taken["a"] + taken["b"]) == sorted(f"q{n}" for n in range(12))
+    # A batch read gave one worker all 12; one at a time, the later starter (b) still
+    # took 3 or more in every run, beside a CPU-heavy job too.
+    assert min(len(taken["a"]), len(taken["b"])) >= 2, taken
