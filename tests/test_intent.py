@@ -646,6 +646,13 @@ CONTEXT_DEPENDENT = [
     "영어로?",
     "ok",
     "네",
+    "Are there exceptions?",
+    "any exceptions",
+    "What are the requirements?",
+    "Is there a deadline?",
+    "예외가 있나요?",
+    "예외 있어",
+    "비용은 뭐예요?",
 ]
 
 STANDALONE = [
@@ -674,6 +681,10 @@ STANDALONE = [
     "2의 16승은?",
     "현재 금값",
     "하이브리드 검색 설정",
+    "Are there exceptions to the year-end freeze?",
+    "Is there a VPN for contractors?",
+    "예외 처리 방법",
+    "배포 예외 승인 절차가 있나요?",
 ]
 
 

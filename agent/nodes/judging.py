@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -86,13 +87,24 @@ LocalReview = tuple[list[str], float, list[str], int]
 _COSINE_FLOOR, _COSINE_SPAN = 0.1, 0.3
 
 
-def local_review(question: str, items: list[PoolItem], embedder: Embedder) -> LocalReview:
+# How much more a question's English word counts when no document uses it: usually it is
+# what the question is about ("dress" of "What is the dress code?"), and no passage holds it.
+_UNSEEN_WEIGHT = 3.0
+
+TermIds = Callable[[Sequence[str]], Sequence[int | None]]
+
+
+def local_review(
+    question: str, items: list[PoolItem], embedder: Embedder, term_ids: TermIds | None = None
+) -> LocalReview:
     """Without an LLM: keep the retrieval order and estimate sufficiency two ways.
 
     Terms: the share of the question's terms the passages contain (the missing aspects are
-    the terms not found). Meaning: the encoder's similarity of the question to the best
-    passages, which also works when the question and the documents differ in language and
-    so share no terms. Useful passages score at least half the best one.
+    the terms not found), an English word no document uses weighing ``_UNSEEN_WEIGHT`` times more
+    (``term_ids``: the catalog's, None for such a word). Meaning: the encoder's similarity
+    of the question to the best passages, which also works when the question and the
+    documents differ in language and so share no terms. Useful passages score at least half
+    the best one.
     """
     ids = [i["id"] for i in items]
     top = max((i["score"] for i in items), default=0.0)
@@ -106,8 +118,16 @@ def local_review(question: str, items: list[PoolItem], embedder: Embedder) -> Lo
     for item in items:
         found |= set(tokenize(item["text"]))
     weights = {t: 1.0 + math.log(1 + len(t)) for t in terms}
-    covered = sum(w for t, w in weights.items() if t in found)
-    missing = [t for t in terms if t not in found]
+    held = {t for t in terms if _holds(found, t)}
+    if term_ids is not None:
+        # Latin words only: a Korean stem is a whole 어절 less its particles, so compounds
+        # and spacing ("전철역", "전철 1호선 영등포역") leave many Korean stems unseen.
+        missed = [t for t in terms if t not in held and t.isascii()]
+        for term, known in zip(missed, term_ids(missed), strict=True):
+            if known is None:
+                weights[term] *= _UNSEEN_WEIGHT
+    covered = sum(w for t, w in weights.items() if t in held)
+    missing = [t for t in terms if t not in held]
     coverage = covered / sum(weights.values())
     vectors = embedder.embed_documents([i["text"] for i in items[:3]])
     best = float(np.max(vectors @ embedder.embed_query(question)))
@@ -115,6 +135,23 @@ def local_review(question: str, items: list[PoolItem], embedder: Embedder) -> Lo
     score = max(coverage, meaning)
     return ids, score, [] if score >= 0.7 else missing[:3], useful
 
+
+def _holds(found: set[str], term: str) -> bool:
+    """Whether the passages' terms hold ``term``, or an English word it shares a stem with
+    that the index's light stemmer keeps apart: "exception" is answered by "except",
+    "deployment" by "deploy". Five letters at least on both sides, so "form" and "format"
+    stay apart."""
+    if term in found:
+        return True
+    if len(term) < _STEM_LETTERS or not term.isascii():
+        return False
+    return any(
+        len(word) >= _STEM_LETTERS and (term.startswith(word) or word.startswith(term))
+        for word in found
+    )
+
+
+_STEM_LETTERS = 5
 
 # Below this sufficiency the passages are only the nearest text, not an answer: say so.
 NOT_COVERED = 0.35
@@ -148,7 +185,9 @@ async def judge(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
         except LLMError as exc:
             update |= degraded(exc.kind)
     if reviewed is None:  # no LLM, or it failed: the stand-in
-        reviewed = await asyncio.to_thread(local_review, question, items, deps.kb.embedder)
+        reviewed = await asyncio.to_thread(
+            local_review, question, items, deps.kb.embedder, deps.kb.catalog.term_ids
+        )
     ranking, score, missing, useful = reviewed
     if not config.features.rerank:
         ranking = [i["id"] for i in items]

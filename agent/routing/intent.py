@@ -242,6 +242,13 @@ def memory_command(text: str) -> Literal["show", "forget"] | None:
 # --- context dependence ------------------------------------------------------
 
 # Demonstratives must start a word: 그거 hides in 로그 거래, 거기 in 선거기간, 이거 in 모이거나.
+# Words that presuppose what they belong to: alone in a thread they ask about its topic.
+_NEEDS_A_TOPIC_EN = (
+    "exceptions?|exemptions?|caveats?|limits?|limitations?|requirements?|prerequisites?"
+    "|conditions?|alternatives?|downsides?|risks?|deadlines?|costs?|fees?|steps?|examples?"
+    "|rules?|penalt(?:y|ies)"
+)
+_NEEDS_A_TOPIC_KO = "예외|조건|제한|요건|기한|마감|비용|대안|예시|단계|절차|규칙|위험|벌칙"
 _KO_CONTEXT = re.compile(
     r"(?<![가-힣])(?:그거|그것|그건|그게|그걸|그 거|그쪽|거기|그때|그분|그 ?사람|그 ?중|그 ?다음"
     r"|그 ?문서|이거|이것|이건|이게|이걸|저거|저것|걔|그럼|그러면|그렇다면|아까|방금)"
@@ -252,6 +259,9 @@ _KO_CONTEXT = re.compile(
     # Ellipsis: a topic and a particle alone, "배포는요?", "스테이징도?". Digits
     # make it a calculation instead: "2의 16승은?"
     r"|^[^\d\s]+(?:\s[^\d\s]+)?(?:은|는|도|으로는|로는)요?\s*[?？]\s*$"
+    # A word that needs a topic, asked alone: "예외가 있나요?" (to what was said).
+    rf"|^(?:{_NEEDS_A_TOPIC_KO})(?:이|가|은|는|도)?\s*(?:있나요|있어요|있어|있습니까|있을까요|있나"
+    r"|뭐야|뭔가요|뭐예요|무엇인가요|어떻게 ?되나요|어떻게 ?돼요?)?\s*[?？]*\s*$"
 )
 # "it" is a dummy subject in "what time is it" or "is it possible": no reference.
 _EN_DUMMY_IT = re.compile(
@@ -274,7 +284,10 @@ _EN_CONTEXT = re.compile(
     r"|\b(?:about|for|with|do|does|did|is|by|mean) (?:that|this)\s*[?.!]*$"
     r"|^\W*that(?:'s| is| was)\b"
     r"|\btell me more\b|\bmore (?:details?|about that)\b|\belaborate\b|\bwhat else\b"
-    r"|\babove\b|\bearlier\b|\byou (?:said|mentioned)\b",
+    r"|\babove\b|\bearlier\b|\byou (?:said|mentioned)\b"
+    # A word that needs a topic, asked alone: "Are there exceptions?" (to what was said).
+    rf"|^\W*(?:are there|is there|any|what are the|what's the|what is the)\s+(?:any\s+|an?\s+)?"
+    rf"(?:{_NEEDS_A_TOPIC_EN})\s*[?.!]*$",
     re.IGNORECASE,
 )
 # Greetings, thanks and laughter are short but complete. "ok", "yes" and "네" are
