@@ -3,32 +3,23 @@
 from __future__ import annotations
 
 import json
-import os
 import time
-from pathlib import Path
 
 from rich.console import Console
 from rich.markdown import Markdown
 from rich.table import Table
 
 from adapters.chat.feedback import FeedbackEntry
+from adapters.paths import shown_path
 from agent.events import Final, Source
 from agent.retrieval.ingest import IngestReport, Status
 from agent.retrieval.types import SearchHit
 
 
-def short_path(source: str) -> str:
-    """A source path relative to the working folder when it is inside it."""
-    try:
-        return os.path.relpath(source) if Path(source).is_relative_to(Path.cwd()) else source
-    except ValueError:
-        return source
-
-
 def citation_line(c: Source) -> str:
     where = f", {c.locator}" if c.locator else ""
     link = f" <{c.link}>" if c.link and c.link != c.source else ""
-    return f"[{c.number}] {c.title} — {short_path(c.source)}{where}{link}"
+    return f"[{c.number}] {c.title} — {shown_path(c.source)}{where}{link}"
 
 
 def render_sources(console: Console, final: Final) -> None:
@@ -131,7 +122,7 @@ def render_hits(console: Console, hits: list[SearchHit]) -> None:
         c = hit.chunk
         where = f", {c.locator()}" if c.locator() else ""
         console.print(
-            f"[bold][{i}] {c.title}[/bold] — {short_path(c.source)}{where}  "
+            f"[bold][{i}] {c.title}[/bold] — {shown_path(c.source)}{where}  "
             f"[dim]score {hit.score:.3f} (keyword {hit.keyword_score:.2f}, "
             f"dense {hit.dense_score:.2f})[/dim]",
             highlight=False,
@@ -161,7 +152,7 @@ def render_ingest_report(console: Console, report: IngestReport, *, verbose: boo
             if r.status is Status.IGNORED and not verbose:
                 continue
             style = _STATUS_STYLE[r.status]
-            table.add_row(short_path(r.path), f"[{style}]{r.status.value}[/{style}]", r.reason)
+            table.add_row(shown_path(r.path), f"[{style}]{r.status.value}[/{style}]", r.reason)
         if table.row_count:
             console.print(table)
     summary = Table(title="Ingest summary")

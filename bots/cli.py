@@ -15,6 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from adapters import console as view
+from adapters.paths import shown_path
 from adapters.terminal import chat as terminal_chat
 from adapters.terminal import new_thread_id, run_turn
 from agent.events import Turn
@@ -249,7 +250,7 @@ def status() -> None:
         for name in ("source", "title", "scope", "chunks"):
             table.add_column(name)
         for d in docs:
-            table.add_row(view.short_path(d.source), d.title, d.scope, str(d.n_chunks))
+            table.add_row(shown_path(d.source), d.title, d.scope, str(d.n_chunks))
         out.print(table)
         stale = sum(1 for d in docs if d.pipeline != kb.pipeline)
         if stale:

@@ -17,6 +17,7 @@ import pytest
 from adapters.http.context import conversation_thread_id
 from agent.memory.backends import open_checkpointer
 from agent.retrieval.knowledge_base import KnowledgeBase
+from tests.conftest import SAMPLES
 from tests.http_support import http_service, http_settings, parse_sse
 
 pytestmark = pytest.mark.slow
@@ -25,8 +26,9 @@ QUESTION = "Postgres 백업은 며칠 동안 보관되나요?"
 
 
 async def test_a_question_gets_a_cited_answer_in_a_new_conversation(
-    sample_kb: KnowledgeBase, tmp_path: Path
+    sample_kb: KnowledgeBase, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.chdir(SAMPLES.parent.parent)  # the server runs in the repository
     async with http_service(sample_kb, http_settings(tmp_path)) as service:
         token = service.add_user("minji")
         async with service.client(token) as client:
@@ -34,6 +36,8 @@ async def test_a_question_gets_a_cited_answer_in_a_new_conversation(
             assert answer["query"] == QUESTION
             assert answer["sources"] and answer["sources"][0]["number"] == 1
             assert {"title", "location", "link"} <= set(answer["sources"][0])
+            # As the team named it, not where the server keeps its files.
+            assert answer["sources"][0]["source"] == "samples/kb/ops-handbook.pdf"
             assert answer["intent"] == "knowledge"
             assert answer["model"] == "(extractive)"
             assert answer["is_blocked"] is False and answer["cached"] is False

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from adapters.paths import shown_path
 from agent.events import Final, Source
 
 
@@ -65,7 +66,7 @@ def source_out(source: Source) -> dict[str, Any]:
     return {
         "number": source.number,
         "title": source.title,
-        "source": source.source,
+        "source": shown_path(source.source),
         "location": source.locator,
         "link": source.link,
         "kind": source.kind,

@@ -28,6 +28,7 @@ from slack_sdk.models.blocks import (
 from adapters.chat.live import LiveView
 from adapters.chat.phrases import phrase
 from adapters.chat.split import split_text
+from adapters.paths import shown_path
 from adapters.slack.markup import escape
 from agent.events import Final, Source
 
@@ -132,7 +133,7 @@ def fits(blocks: Sequence[Block]) -> bool:
 
 
 def source_line(source: Source, *, mrkdwn: bool = True) -> str:
-    title = _clip(source.title or source.source or "?", 150)
+    title = _clip(source.title or shown_path(source.source) or "?", 150)
     locator = _clip(source.locator, 150)
     link = source.link if source.link and len(source.link) <= 500 else None
     if not mrkdwn:
