@@ -90,6 +90,8 @@ _COSINE_FLOOR, _COSINE_SPAN = 0.1, 0.3
 # How much more a question's English word counts when no document uses it: usually it is
 # what the question is about ("dress" of "What is the dress code?"), and no passage holds it.
 _UNSEEN_WEIGHT = 3.0
+# Shorter English words are not matched by their stem: "form" and "format" stay apart.
+_STEM_LETTERS = 5
 
 TermIds = Callable[[Sequence[str]], Sequence[int | None]]
 
@@ -139,8 +141,7 @@ def local_review(
 def _holds(found: set[str], term: str) -> bool:
     """Whether the passages' terms hold ``term``, or an English word it shares a stem with
     that the index's light stemmer keeps apart: "exception" is answered by "except",
-    "deployment" by "deploy". Five letters at least on both sides, so "form" and "format"
-    stay apart."""
+    "deployment" by "deploy" (``_STEM_LETTERS`` at least on both sides)."""
     if term in found:
         return True
     if len(term) < _STEM_LETTERS or not term.isascii():
@@ -150,8 +151,6 @@ def _holds(found: set[str], term: str) -> bool:
         for word in found
     )
 
-
-_STEM_LETTERS = 5
 
 # Below this sufficiency the passages are only the nearest text, not an answer: say so.
 NOT_COVERED = 0.35

@@ -241,7 +241,6 @@ def memory_command(text: str) -> Literal["show", "forget"] | None:
 
 # --- context dependence ------------------------------------------------------
 
-# Demonstratives must start a word: 그거 hides in 로그 거래, 거기 in 선거기간, 이거 in 모이거나.
 # Words that presuppose what they belong to: alone in a thread they ask about its topic.
 _NEEDS_A_TOPIC_EN = (
     "exceptions?|exemptions?|caveats?|limits?|limitations?|requirements?|prerequisites?"
@@ -249,6 +248,7 @@ _NEEDS_A_TOPIC_EN = (
     "|rules?|penalt(?:y|ies)"
 )
 _NEEDS_A_TOPIC_KO = "예외|조건|제한|요건|기한|마감|비용|대안|예시|단계|절차|규칙|위험|벌칙"
+# Demonstratives must start a word: 그거 hides in 로그 거래, 거기 in 선거기간, 이거 in 모이거나.
 _KO_CONTEXT = re.compile(
     r"(?<![가-힣])(?:그거|그것|그건|그게|그걸|그 거|그쪽|거기|그때|그분|그 ?사람|그 ?중|그 ?다음"
     r"|그 ?문서|이거|이것|이건|이게|이걸|저거|저것|걔|그럼|그러면|그렇다면|아까|방금)"
