@@ -119,7 +119,8 @@ def _user_key(value: str | None) -> str | None:
 
 def usage(
     days: Annotated[
-        int, typer.Option(min=1, max=400, help="The last DAYS UTC days, today included.")
+        int,
+        typer.Option(min=1, max=400, help="The last DAYS days (TEAMRAG_TIMEZONE), today included."),
     ] = 7,
     user: Annotated[
         str | None,
@@ -155,19 +156,19 @@ def usage(
                 data["total_tokens"] = item.total_tokens
             print(json.dumps(data, ensure_ascii=False))
     elif questions is not None:
-        _render_questions(questions, cast(list[AskedQuestion], found))
+        _render_questions(questions, cast(list[AskedQuestion], found), settings)
     else:
-        _render_usage(days, cast(list[UsageRow], found))
+        _render_usage(days, cast(list[UsageRow], found), settings.timezone)
 
 
-def _render_usage(days: int, rows: list[UsageRow]) -> None:
+def _render_usage(days: int, rows: list[UsageRow], zone_name: str) -> None:
     if not rows:
         out.print(
             f"No usage recorded in the last {days} days. / "
             f"최근 {days}일 동안 기록된 사용량이 없습니다."
         )
         return
-    table = Table(title=f"Usage, last {days} days (UTC)")
+    table = Table(title=f"Usage, last {days} days ({zone_name})")
     table.add_column("day")
     table.add_column("user", overflow="fold")  # the key is what --user and --questions take
     table.add_column("model")
@@ -203,14 +204,14 @@ def _render_usage(days: int, rows: list[UsageRow]) -> None:
     )
 
 
-def _render_questions(user: str, asked: list[AskedQuestion]) -> None:
+def _render_questions(user: str, asked: list[AskedQuestion], settings: Settings) -> None:
     if not asked:
         out.print(f"No questions recorded for {user}. / {user}의 질문 기록이 없습니다.")
         return
     table = Table(title=f"Last {len(asked)} questions of {user}")
-    for name in ("asked (UTC)", "route", "cached", "thread", "question"):
+    for name in (f"asked ({settings.timezone})", "route", "cached", "thread", "question"):
         table.add_column(name)
     for q in asked:
-        when = dt.datetime.fromtimestamp(q.asked_at, dt.UTC).strftime("%Y-%m-%d %H:%M")
+        when = dt.datetime.fromtimestamp(q.asked_at, settings.zone).strftime("%Y-%m-%d %H:%M")
         table.add_row(when, q.route, "yes" if q.cached else "", Text(q.thread_id), Text(q.text))
     out.print(table)

@@ -8,11 +8,15 @@ embedded, with no server and no key.
 
 from __future__ import annotations
 
+from datetime import tzinfo
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from agent.tools.clock import resolve_zone
+from agent.tools.errors import ToolError
 
 
 class Settings(BaseSettings):
@@ -83,7 +87,9 @@ class Settings(BaseSettings):
     min_sufficiency: float = Field(0.7, ge=0, le=1)
     max_iterations: int = Field(3, ge=1, le=10)
     max_answer_retries: int = Field(3, ge=0, le=10)
-    timezone: str = Field("Asia/Seoul", description="For the date/time tool.")
+    timezone: str = Field(
+        "Asia/Seoul", description="The team's time zone: the date/time tool and usage days."
+    )
     persona: str = Field("", description="Replaces the default persona line of answer prompts.")
 
     # Feature flags (seed 003): defaults here, overridden per channel and per request
@@ -255,6 +261,19 @@ class Settings(BaseSettings):
     token_days: float = Field(
         30.0, gt=0, le=3650, description="How long a token from POST /api/auth/token lasts."
     )
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        try:
+            resolve_zone(value)
+        except ToolError as exc:  # at start, not at the first date question or usage record
+            raise ValueError(str(exc)) from None
+        return value
+
+    @property
+    def zone(self) -> tzinfo:
+        return resolve_zone(self.timezone)[0]
 
     @property
     def llm_enabled(self) -> bool:

@@ -114,5 +114,5 @@ def shared_feedback_store(
 
 
 def usage_store(settings: Settings, link: RedisLink | None) -> SqliteUsageStore | RedisUsageStore:
-    local = SqliteUsageStore(settings.data_dir / "usage.sqlite")
+    local = SqliteUsageStore(settings.data_dir / "usage.sqlite", zone=settings.zone)
     return local if link is None else RedisUsageStore(link, local)

@@ -11,6 +11,7 @@ import datetime as dt
 import uuid
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -68,7 +69,7 @@ def final(prompt: int, completion: int) -> Final:
     )
 
 
-OpenUsage = Callable[[Callable[[], float]], UsageStore]
+OpenUsage = Callable[..., UsageStore]
 """Opens the usage store of one backend on a clock; each call is another worker on the
 same store (the same SQLite file, or the same Redis through its own connection and its
 own fallback file)."""
@@ -82,15 +83,16 @@ async def open_usage(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIte
         url: str = request.getfixturevalue("redis_url")
         prefix = f"t{uuid.uuid4().hex[:6]}:"
 
-        def open_store(clock: Callable[[], float]) -> UsageStore:
+        def open_store(clock: Callable[[], float], zone: dt.tzinfo = dt.UTC) -> UsageStore:
             links.append(RedisLink(url, prefix=prefix, retry_s=0.2, timeout_s=0.5))
             folder = tmp_path / f"worker-{len(files)}"
-            files.append(SqliteUsageStore(folder / "usage.sqlite", clock=clock))
+            files.append(SqliteUsageStore(folder / "usage.sqlite", clock=clock, zone=zone))
             return RedisUsageStore(links[-1], files[-1], clock=clock)
     else:
 
-        def open_store(clock: Callable[[], float]) -> UsageStore:
-            files.append(SqliteUsageStore(tmp_path / "data" / "usage.sqlite", clock=clock))
+        def open_store(clock: Callable[[], float], zone: dt.tzinfo = dt.UTC) -> UsageStore:
+            path = tmp_path / "data" / "usage.sqlite"
+            files.append(SqliteUsageStore(path, clock=clock, zone=zone))
             return files[-1]
 
     yield open_store
@@ -158,6 +160,21 @@ async def test_counts_per_day_user_and_model(open_usage: OpenUsage) -> None:
 
     # Another worker, or the same one after a restart: a file, or Redis, outlives it.
     assert await open_usage(clock).report(7) == rows
+
+
+async def test_days_are_the_team_s_days_in_its_time_zone(open_usage: OpenUsage) -> None:
+    """23:59 and 00:00 in Seoul are two days, though both are 2026-11-03 in UTC."""
+    seoul = ZoneInfo("Asia/Seoul")
+    clock = Clock(dt.datetime(2026, 11, 3, 23, 59, 30, tzinfo=seoul).timestamp())
+    store = open_usage(clock, seoul)
+    await store.record(TURN, Final("quote", route="knowledge"))
+    clock.now += 60
+    await store.record(TURN, Final("quote", route="knowledge"))
+    rows = await store.report(7)
+    assert [(r.day, r.requests) for r in rows] == [("2026-11-03", 1), ("2026-11-04", 1)]
+    assert [r.day for r in await store.report(1)] == ["2026-11-04"]
+    assert last_days(2, clock.now, seoul) == ["2026-11-03", "2026-11-04"]
+    assert last_days(1, clock.now) == ["2026-11-03"]  # in UTC it is still the 3rd
 
 
 async def test_the_last_100_questions_per_user_newest_first(open_usage: OpenUsage) -> None:

@@ -177,7 +177,13 @@ def test_bad_setting_names_the_variable(
 
 @pytest.mark.parametrize(
     ("variable", "value"),
-    [("TEAMRAG_LLM", "maybe"), ("TEAMRAG_EMBEDDINGS", "foo"), ("DATABASE_URL", "mysql://db")],
+    [
+        ("TEAMRAG_LLM", "maybe"),
+        ("TEAMRAG_EMBEDDINGS", "foo"),
+        ("DATABASE_URL", "mysql://db"),
+        # At start, not at the first date question or usage record.
+        ("TEAMRAG_TIMEZONE", "Mars/Olympus"),
+    ],
 )
 def test_every_bad_setting_is_named_as_it_is_set(
     env: dict[str, str], monkeypatch: pytest.MonkeyPatch, variable: str, value: str

@@ -10,13 +10,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 from typer.testing import CliRunner
 
 from adapters.chat.feedback import AnswerRecord, SqliteFeedbackStore
 from adapters.chat.feedback_redis import RedisFeedbackStore
-from adapters.chat.usage import SqliteUsageStore, UsageStore, utc_day
+from adapters.chat.usage import SqliteUsageStore, UsageStore, day_of
 from adapters.chat.usage_redis import RedisUsageStore
 from agent.events import Final, Source, Turn, Usage
 from agent.shared.link import RedisLink
@@ -24,6 +25,7 @@ from bots.cli import app
 from tests.servers import free_port
 
 runner = CliRunner()
+SEOUL = ZoneInfo("Asia/Seoul")  # the team's zone (TEAMRAG_TIMEZONE), set for every test here
 ASKER = Turn("Postgres 백업은 며칠 보관되나요?", platform="slack", workspace="T1", user="U1")
 OTHER = Turn("How do I rotate keys?", platform="discord", workspace="G1", user="U2")
 RAG = Final(
@@ -41,6 +43,7 @@ def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for name in ("REDIS_URL", "DATABASE_URL", "CHROMA_URL"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("TEAMRAG_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("TEAMRAG_TIMEZONE", "Asia/Seoul")
     monkeypatch.chdir(tmp_path)  # no stray .env from the developer's folder
     return tmp_path / "data"
 
@@ -60,7 +63,7 @@ def json_lines(output: str) -> list[dict[str, object]]:
 
 
 def test_usage_table_from_the_local_file(data_dir: Path, tmp_path: Path) -> None:
-    store = SqliteUsageStore(data_dir / "usage.sqlite")
+    store = SqliteUsageStore(data_dir / "usage.sqlite", zone=SEOUL)
     asyncio.run(record_usage(store))
     store.close()
     shown = subprocess.run(
@@ -73,7 +76,7 @@ def test_usage_table_from_the_local_file(data_dir: Path, tmp_path: Path) -> None
     )
     assert shown.returncode == 0, shown.stderr
     lines = shown.stdout.splitlines()
-    today = utc_day(time.time())
+    today = day_of(time.time(), SEOUL)
     gpt4o = next(line for line in lines if "slack:T1:U1" in line and "gpt-4o " in line)
     assert today in gpt4o and cells(gpt4o)[-4:] == ["1", "300", "200", "500"]
     cached = next(line for line in lines if "(cache)" in line)
@@ -84,7 +87,7 @@ def test_usage_table_from_the_local_file(data_dir: Path, tmp_path: Path) -> None
 
 
 def test_usage_json_filters_and_questions(data_dir: Path) -> None:
-    store = SqliteUsageStore(data_dir / "usage.sqlite")
+    store = SqliteUsageStore(data_dir / "usage.sqlite", zone=SEOUL)
     asyncio.run(record_usage(store))
     store.close()
 
@@ -93,7 +96,7 @@ def test_usage_json_filters_and_questions(data_dir: Path) -> None:
     assert sum(int(str(r["requests"])) for r in rows) == 3
     mini = next(r for r in rows if r["user"] == "discord:G1:U2" and r["model"] == "gpt-4o-mini")
     assert mini == {
-        "day": utc_day(time.time()),
+        "day": day_of(time.time(), SEOUL),
         "user": "discord:G1:U2",
         "model": "gpt-4o-mini",
         "requests": 0,

@@ -5,7 +5,9 @@ Written once per finished turn by an observer (:mod:`adapters.chat.observe`).
 
 The counting rules, so that every column of ``teamrag usage`` sums right:
 
-- Days are UTC dates (``YYYY-MM-DD``), the same for every worker whatever its time zone.
+- Days are dates (``YYYY-MM-DD``) in the team's time zone (``TEAMRAG_TIMEZONE``, the
+  store's ``zone``; UTC by default here), the same for every worker whatever its host's
+  zone: a Seoul team's Monday starts at 00:00 KST, not at 09:00.
 - The user key is ``platform:workspace:user`` (:func:`user_key`): a Slack user and a
   Discord user with the same id are different people.
 - Tokens are counted per model, exactly as the Final's ``usage_by_model`` reports them.
@@ -50,7 +52,7 @@ QUESTIONS_PER_USER = 100
 
 @dataclass(frozen=True)
 class UsageRow:
-    """Requests and tokens of one user on one UTC day with one model."""
+    """Requests and tokens of one user on one day (the store's zone) with one model."""
 
     day: str
     user: str
@@ -93,7 +95,7 @@ class UsageStore(Protocol):
         ...
 
     async def report(self, days: int, user: str | None = None) -> list[UsageRow]:
-        """Rows of the last ``days`` UTC days (today included), oldest day first."""
+        """Rows of the last ``days`` days (today included), oldest day first."""
         ...
 
     async def recent(self, user: str, limit: int = QUESTIONS_PER_USER) -> list[AskedQuestion]:
@@ -105,20 +107,20 @@ def user_key(turn: Turn) -> str:
     return f"{turn.platform}:{turn.workspace}:{turn.user}"
 
 
-def utc_day(at: float) -> str:
-    return dt.datetime.fromtimestamp(at, dt.UTC).date().isoformat()
+def day_of(at: float, zone: dt.tzinfo = dt.UTC) -> str:
+    return dt.datetime.fromtimestamp(at, zone).date().isoformat()
 
 
-def day_start(day: str) -> float:
-    """Seconds since the epoch at 00:00 UTC of ``day``."""
-    return dt.datetime.fromisoformat(day).replace(tzinfo=dt.UTC).timestamp()
+def day_start(day: str, zone: dt.tzinfo = dt.UTC) -> float:
+    """Seconds since the epoch at 00:00 of ``day`` in ``zone``."""
+    return dt.datetime.fromisoformat(day).replace(tzinfo=zone).timestamp()
 
 
-def last_days(days: int, now: float) -> list[str]:
-    """The last ``days`` UTC dates, oldest first, today last."""
+def last_days(days: int, now: float, zone: dt.tzinfo = dt.UTC) -> list[str]:
+    """The last ``days`` dates in ``zone``, oldest first, today last."""
     if days < 1:
         raise ValueError(f"days must be at least 1, not {days}")
-    today = dt.datetime.fromtimestamp(now, dt.UTC).date()
+    today = dt.datetime.fromtimestamp(now, zone).date()
     return [(today - dt.timedelta(days=back)).isoformat() for back in range(days - 1, -1, -1)]
 
 
@@ -132,12 +134,12 @@ def _no_llm_label(final: Final) -> str:
     return "(no llm)"
 
 
-def usage_rows(turn: Turn, final: Final, at: float) -> list[UsageRow]:
+def usage_rows(turn: Turn, final: Final, at: float, zone: dt.tzinfo = dt.UTC) -> list[UsageRow]:
     """The rows one turn adds (see the module docstring for the rules)."""
     by_model: dict[str, Usage] = dict(final.usage_by_model)
     if not by_model and final.usage.total_tokens:
         by_model = {"(unknown)": final.usage}
-    day, user = utc_day(at), user_key(turn)
+    day, user = day_of(at, zone), user_key(turn)
     if not by_model:
         return [UsageRow(day, user, _no_llm_label(final), requests=1)]
     lead = max(
@@ -210,8 +212,10 @@ class SqliteUsageStore:
         keep_days: int = KEEP_DAYS,
         questions_per_user: int = QUESTIONS_PER_USER,
         clock: Callable[[], float] = time.time,
+        zone: dt.tzinfo = dt.UTC,
     ) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
+        self.zone = zone  # whose days the rows count (the Redis store counts the same)
         self.path = path
         self._db = sqlite3.connect(
             path, isolation_level=None, check_same_thread=False, timeout=10.0
@@ -231,7 +235,8 @@ class SqliteUsageStore:
 
     async def record(self, turn: Turn, final: Final) -> None:
         now = self._clock()
-        await asyncio.to_thread(self.add, usage_rows(turn, final, now), [asked(turn, final, now)])
+        rows = usage_rows(turn, final, now, self.zone)
+        await asyncio.to_thread(self.add, rows, [asked(turn, final, now)])
 
     def add(self, rows: Sequence[UsageRow], questions: Sequence[AskedQuestion]) -> None:
         """Add counts and questions (also how a fallback's records are put back)."""
@@ -268,11 +273,11 @@ class SqliteUsageStore:
             return
         self._pruned_at = now
         cutoff = now - self._keep_days * 86400.0
-        db.execute("DELETE FROM usage WHERE day < ?", (utc_day(cutoff),))
+        db.execute("DELETE FROM usage WHERE day < ?", (day_of(cutoff, self.zone),))
         db.execute("DELETE FROM questions WHERE asked_at < ?", (cutoff,))
 
     async def report(self, days: int, user: str | None = None) -> list[UsageRow]:
-        first = last_days(days, self._clock())[0]
+        first = last_days(days, self._clock(), self.zone)[0]
         query = "SELECT * FROM usage WHERE day >= ?"
         args: tuple[str, ...] = (first,)
         if user is not None:

@@ -3,11 +3,12 @@
 
 Layout (every key under the link's prefix):
 
-- ``usage:day:YYYY-MM-DD``: a hash per UTC day; field ``["user", "model", counter]``
-  (JSON, because user keys and model names both contain ``:`` and ``/``), counter one of
-  ``requests``, ``prompt``, ``completion``, added to with HINCRBY, so any number of workers
-  count into the same day without a lost update. It expires ``keep_days`` after the day.
-  A report reads the days it asks for by name, so no index of days is kept.
+- ``usage:day:YYYY-MM-DD``: a hash per day (the team's time zone); field
+  ``["user", "model", counter]`` (JSON, because user keys and model names both contain
+  ``:`` and ``/``), counter one of ``requests``, ``prompt``, ``completion``, added to
+  with HINCRBY, so any number of workers count into the same day without a lost update.
+  It expires ``keep_days`` after the day. A report reads the days it asks for by name, so
+  no index of days is kept.
 - ``usage:questions:USER``: a sorted set of the user's questions scored by time, cut to
   the newest ``questions_per_user``; it expires ``keep_days`` after the user's last question.
   A sorted set rather than a list keeps the order right when records written locally
@@ -52,7 +53,8 @@ _COUNTERS = ("requests", "prompt", "completion")
 
 
 class RedisUsageStore:
-    """:class:`~adapters.chat.usage.UsageStore` on Redis, with a SQLite fallback."""
+    """:class:`~adapters.chat.usage.UsageStore` on Redis, with a SQLite fallback: the
+    fallback's ``zone`` says whose days both count, so the two never disagree."""
 
     def __init__(
         self,
@@ -78,7 +80,8 @@ class RedisUsageStore:
 
     async def record(self, turn: Turn, final: Final) -> None:
         now = self._clock()
-        pending = Pending(usage_rows(turn, final, now), [asked(turn, final, now)])
+        rows = usage_rows(turn, final, now, self._fallback.zone)
+        pending = Pending(rows, [asked(turn, final, now)])
         if self._handover_due and not self._link.down:
             await self._hand_over()
         await self._write_or_keep(pending, what="recording usage")
@@ -112,7 +115,7 @@ class RedisUsageStore:
         now = self._clock()
         async with client.pipeline(transaction=True) as pipe:
             for row in rows:
-                expires = int(day_start(row.day)) + self._keep_s
+                expires = int(day_start(row.day, self._fallback.zone)) + self._keep_s
                 if expires <= now:
                     continue  # older than anything kept
                 key = self._day_key(row.day)
@@ -139,7 +142,7 @@ class RedisUsageStore:
             await pipe.execute()
 
     async def report(self, days: int, user: str | None = None) -> list[UsageRow]:
-        wanted = last_days(days, self._clock())
+        wanted = last_days(days, self._clock(), self._fallback.zone)
 
         async def shared(client: aredis.Redis) -> list[UsageRow]:
             async with client.pipeline(transaction=False) as pipe:

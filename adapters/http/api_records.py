@@ -160,6 +160,7 @@ async def report(request: Request, days: int, user: str | None) -> list[UsageRow
 async def usage(
     request: Request, account: CurrentAccount, days: Annotated[int, Query(ge=1, le=400)] = 30
 ) -> dict[str, Any]:
-    """Your requests and tokens over the last ``days`` UTC days, per day and model."""
+    """Your requests and tokens over the last ``days`` days (the server's
+    ``TEAMRAG_TIMEZONE``), per day and model."""
     rows = await report(request, days, f"{PLATFORM}:{WORKSPACE}:{account.name}")
     return usage_report(rows, days)

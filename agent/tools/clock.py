@@ -85,7 +85,9 @@ def _zone_keys_by_lower_name() -> dict[str, str]:
     return {key.lower(): key for key in available_timezones()}
 
 
-def _resolve_zone(name: str) -> tuple[tzinfo, str]:
+def resolve_zone(name: str) -> tuple[tzinfo, str]:
+    """The zone a name means ("Asia/Seoul", "KST", "UTC+9"), and the name to show for it;
+    ToolError names what is accepted."""
     wanted = name.strip()
     lowered = wanted.lower()
     offset = _OFFSET.match(lowered)
@@ -119,7 +121,7 @@ def current_datetime(timezone: str = "Asia/Seoul", *, now: datetime | None = Non
     ``now`` pins the moment (tests); a naive ``now`` is taken as UTC.
     Raises :class:`ToolError` for an unknown time zone.
     """
-    zone, name = _resolve_zone(timezone)
+    zone, name = resolve_zone(timezone)
     moment = datetime.now(UTC) if now is None else now
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
