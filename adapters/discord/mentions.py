@@ -91,7 +91,7 @@ def question_of(message: discord.Message, me: discord.abc.User) -> str:
     role = message.guild.self_role if message.guild is not None else None
     if role is not None:
         text = text.replace(role.mention, " ")
-    return re.sub(r"^[ \t]+|[ \t]+$", "", text, flags=re.MULTILINE).strip()
+    return re.sub(r"^[ \t]+|(?<![ \t])[ \t]+$", "", text, flags=re.MULTILINE)  # linear.strip()
 
 
 async def on_message(

@@ -104,14 +104,19 @@ _KO_ROLE_SLOT = re.compile(
     r"^(?:제|내)\s*(?:역할|직무|직책|직군|포지션|직업)(?:은|는)\s*(?P<x>.{1,40}?)\s*"
     rf"{_KO_COPULA}?[\s.~!]*$"
 )
-_KO_ROLE_WORKS = re.compile(
-    rf"^(?P<x>(?:[\w/+#.\-]+\s*){{0,3}}?(?:{_KO_ROLE_NOUNS}))\s*(?:으로|로)\s*{_KO_WORKS}"
+# Up to three words before the role noun, the last of them possibly glued to it
+# ("백엔드 개발자", "백엔드개발자"). Words end at whitespace, so a long run of word
+# characters splits one way only: ``(?:[\w...]+\s*){0,3}`` split it every way, and
+# backtracked cubically on a pasted hash or token (800 characters took 3 s).
+_KO_ROLE_WORD = r"[\w/+#.\-]"
+_KO_ROLE = (
+    rf"(?:{_KO_ROLE_WORD}+\s+){{0,2}}?(?:{_KO_ROLE_WORD}+\s+|{_KO_ROLE_WORD}+?)??"
+    rf"(?:{_KO_ROLE_NOUNS})"
 )
-_KO_ROLE_SELF = re.compile(
-    rf"^(?P<x>(?:[\w/+#.\-]+\s*){{0,3}}?(?:{_KO_ROLE_NOUNS}))\s*{_KO_COPULA}"
-)
+_KO_ROLE_WORKS = re.compile(rf"^(?P<x>{_KO_ROLE})\s*(?:으로|로)\s*{_KO_WORKS}")
+_KO_ROLE_SELF = re.compile(rf"^(?P<x>{_KO_ROLE})\s*{_KO_COPULA}")
 _KO_PRODUCT_WORKS = re.compile(
-    r"^(?P<x>.{1,40}?)\s*(?:을|를)?\s*(?:담당하고\s*있어요|담당하고\s*있습니다|담당해요|담당합니다|"
+    r"^(?P<x>.{1,40}?)\s*(?:(?:을|를)\s*)?(?:담당하고\s*있어요|담당하고\s*있습니다|담당해요|담당합니다|"
     r"맡고\s*있어요|맡고\s*있습니다|개발하고\s*있어요|개발하고\s*있습니다|개발해요|개발합니다)"
 )
 _KO_PRODUCT_SELF = re.compile(rf"^(?P<x>.{{1,40}}?)\s*담당\s*{_KO_COPULA}")
@@ -134,13 +139,20 @@ _KO_HOW_TEXT = {
 _KO_PREFER = re.compile(
     r"^(?P<x>.{1,40}?)\s*(?:을|를)\s*선호(?:해요|합니다|하는\s*편이에요|하는\s*편입니다)"
 )
+# "(?<!\s)": a conjunction is looked for from the start of a run of spaces only; tried
+# from each space of a long run, the run was rescanned every time (quadratic).
+_CLAUSE_BREAK = re.compile(
+    r"[,;]\s*|(?<!\s)\s+(?:and|but|so)\s+(?=(?:i|i'm|i’m|my|please)\b)|(?<=이고|이며|인데)\s+",
+    re.IGNORECASE,
+)
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?。！？])\s+|\n+")
 _KO_DEMONSTRATIVE = frozenset("그건 이건 저건 그거 이거 저거 거기 여기 그".split())
 
 
 def extract_facts_locally(text: str) -> list[Fact]:
     """Facts the speaker states about themselves in ``text`` (Korean or English)."""
     facts: list[Fact] = []
-    for sentence in re.split(r"(?<=[.!?。！？])\s+|\n+", text):
+    for sentence in _SENTENCE_BREAK.split(text):
         sentence = sentence.strip()
         if not sentence or sentence.endswith(("?", "？")):
             continue
@@ -155,11 +167,7 @@ def extract_facts_locally(text: str) -> list[Fact]:
 
 
 def _clauses(sentence: str) -> list[str]:
-    parts = re.split(
-        r"[,;]\s*|\s+(?:and|but|so)\s+(?=(?:i|i'm|i’m|my|please)\b)|(?<=이고|이며|인데)\s+",
-        sentence,
-        flags=re.IGNORECASE,
-    )
+    parts = _CLAUSE_BREAK.split(sentence)
     return [clause for p in parts if (clause := p.strip(" \t.!。！~"))]
 
 

@@ -169,7 +169,7 @@ def load_html(path: Path, data: bytes) -> LoadedDocument:
     if not main or not main.strip():
         raise LoadError("no main text found in the HTML page")
     # Hard-wrapped source lines come out as a newline plus indentation: rejoin them.
-    main = re.sub(r"[ \t]*\n[ \t]+(?=\S)", " ", main)
+    main = re.sub(r"(?<![ \t])[ \t]*\n[ \t]+(?=\S)", " ", main)  # from a run's start only: linear
     title_match = _HTML_TITLE.search(raw)
     title = html_lib.unescape(title_match.group(1)).strip() if title_match else ""
     link_match = _CANONICAL.search(raw)

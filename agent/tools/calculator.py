@@ -34,7 +34,9 @@ _MAX_MAGNITUDE = 10**MAX_DIGITS
 
 # --- Normalizing chat arithmetic ------------------------------------------------------------
 
-_NUM = r"(?:\d+(?:\.\d+)?|\.\d+)"
+# Not inside a run of digits: a number is read from the run's start, and one tried from
+# every digit of a long run rescans the run each time (quadratic).
+_NUM = r"(?<!\d)(?:\d+(?:\.\d+)?|\.\d+)"
 # An operand a word operator can apply to: a number or one flat parenthesized group.
 _ATOM = rf"(?:{_NUM}|\([^()]*\))"
 
