@@ -78,6 +78,12 @@ def ingest(
         bool, typer.Option(help="Remove documents under these folders whose files are gone.")
     ] = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="List ignored files.")] = False,
+    allow_private: Annotated[
+        bool,
+        typer.Option(
+            "--allow-private", help="URLs: may reach private and local addresses (intranet)."
+        ),
+    ] = False,
 ) -> None:
     """Load md, txt, pdf, html and docx files (or a web page, once) into the knowledge base."""
     settings = settings_or_exit()
@@ -115,7 +121,9 @@ def ingest(
                         files, scope=scope, prune=prune, progress=progress, stop=stopping.is_set
                     )
                     if urls and not stopping.is_set():
-                        report.results += ingest_urls(settings, kb, urls, scope, progress).results
+                        report.results += ingest_urls(
+                            settings, kb, urls, scope, progress, allow_private=allow_private
+                        ).results
                 if stopping.is_set():
                     raise KeyboardInterrupt
             except KeyboardInterrupt:

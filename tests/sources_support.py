@@ -67,11 +67,15 @@ def add(
     *,
     scope: str = "public",
     every_s: float = 1800.0,
+    allow_private: bool = False,
     **options: Any,
 ) -> SourceSpec:
+    """A source as `teamrag sources add` stores it; ``allow_private`` for the test servers
+    on 127.0.0.1 (the address policy refuses loopback otherwise)."""
     spec = SourceSpec(
-        name, kind, target, scope, every_s, sync.registry.check_options(kind, options)
-    )
+        name, kind, target, scope, every_s, sync.registry.check_options(kind, options),
+        allow_private,
+    )  # fmt: skip
     sync.store.add(spec, now=sync.clock())
     return spec
 

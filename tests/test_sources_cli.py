@@ -39,7 +39,7 @@ def site() -> Iterator[FakeSite]:
 
 def test_add_list_sync_fail_and_remove(env: None, site: FakeSite) -> None:
     added = runner.invoke(app, ["sources", "add", "web", site.url + "/", "--name", "wiki",
-                                "--every", "30m", "--depth", "1"])  # fmt: skip
+                                "--every", "30m", "--depth", "1", "--allow-private"])  # fmt: skip
     assert added.exit_code == 0, added.output
     assert "Added source wiki" in added.output
 
@@ -81,28 +81,31 @@ def test_add_refuses_bad_input_with_the_fix(env: None, site: FakeSite) -> None:
         result = runner.invoke(app, args)
         assert result.exit_code == 2, (args, result.output)
         assert message in result.output, (args, result.output)
-    runner.invoke(app, ["sources", "add", "web", site.url, "--name", "w"])
-    again = runner.invoke(app, ["sources", "add", "web", site.url, "--name", "w"])
+    runner.invoke(app, ["sources", "add", "web", site.url, "--name", "w", "--allow-private"])
+    again = runner.invoke(
+        app, ["sources", "add", "web", site.url, "--name", "w", "--allow-private"]
+    )
     assert again.exit_code == 2 and "exists" in again.output
 
 
 def test_ingest_accepts_a_url_once(env: None, site: FakeSite, tmp_path: Path) -> None:
     note = tmp_path / "note.md"
     note.write_text("# Lunch\n\nLunch is served at noon in the atrium.\n")
-    result = runner.invoke(app, ["ingest", str(note), site.url + "/vpn.html"])
+    result = runner.invoke(app, ["ingest", str(note), site.url + "/vpn.html", "--allow-private"])
     assert result.exit_code == 0, result.output
     searched = runner.invoke(app, ["search", "VPN gateway name", "--json"])
     assert "HERON-7" in searched.output and f"{site.url}/vpn.html" in searched.output
     assert site.requests["/"] == 0  # one page, no crawl
-    broken = runner.invoke(app, ["ingest", "http://127.0.0.1:9/nothing.html"])
+    broken = runner.invoke(app, ["ingest", "http://127.0.0.1:9/nothing.html", "--allow-private"])
     assert broken.exit_code == 1 and "cannot connect" in broken.output
 
 
 def test_sync_leaves_a_source_another_process_is_syncing(
     env: None, site: FakeSite, tmp_path: Path
 ) -> None:
-    runner.invoke(app, ["sources", "add", "web", site.url + "/", "--name", "wiki"])
-    runner.invoke(app, ["sources", "add", "web", site.url + "/vpn.html", "--name", "vpn"])
+    private = "--allow-private"
+    runner.invoke(app, ["sources", "add", "web", site.url + "/", "--name", "wiki", private])
+    runner.invoke(app, ["sources", "add", "web", site.url + "/vpn.html", "--name", "vpn", private])
     # The lock a bot's scheduler takes (bots/sources_wiring.sync_lock, without Redis).
     (tmp_path / "data" / "locks").mkdir(parents=True, exist_ok=True)
     with open(tmp_path / "data" / "locks" / "source-wiki.lock", "w") as held:
