@@ -137,3 +137,21 @@ def test_add_slack_names_the_scope_and_warns_about_a_missing_token(
     )
     assert chosen.exit_code == 0 and "scope eng" in chosen.output
     assert "synced only by `teamrag sync`" in chosen.output  # was "synced at every sync"
+
+
+def test_local_addresses_need_the_opt_in_which_list_shows(env: None, site: FakeSite) -> None:
+    refused = runner.invoke(app, ["sources", "add", "web", site.url + "/", "--name", "wiki"])
+    assert refused.exit_code == 2, refused.output
+    assert "loopback" in refused.output and "--allow-private" in refused.output
+    once = runner.invoke(app, ["ingest", site.url + "/vpn.html"])
+    assert once.exit_code == 1 and "pass --allow-private to `teamrag ingest`" in once.output
+    assert sum(site.requests.values()) == 0  # refused before any connection
+    allowed = runner.invoke(
+        app, ["sources", "add", "web", site.url + "/", "--name", "wiki", "--allow-private"]
+    )
+    assert allowed.exit_code == 0, allowed.output
+    runner.invoke(app, ["sources", "add", "slack", "C0123ABCD", "--name", "chat"])
+    listed = runner.invoke(app, ["sources", "list"]).output
+    assert "private" in listed
+    rows = {line.split("│")[1].strip(): line for line in listed.splitlines() if "│" in line}
+    assert "allowed" in rows["wiki"] and "allowed" not in rows["chat"]

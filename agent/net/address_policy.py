@@ -97,8 +97,8 @@ def _range_refusal(ip: IPAddress) -> str | None:
         (isinstance(ip, ipaddress.IPv4Address) and ip in _CGNAT,
          "a shared (CGNAT, 100.64.0.0/10) address, where cloud metadata can live"),
         (ip.is_multicast, "a multicast address"),
-        (ip.is_private, "a private-network address"),
         (ip.is_reserved, "a reserved address"),
+        (ip.is_private, "a private-network address"),
         (isinstance(ip, ipaddress.IPv6Address) and ip.is_site_local, "a site-local address"),
         (not ip.is_global, "not a public address"),
     ]  # fmt: skip
