@@ -49,6 +49,10 @@ sources_app = typer.Typer(
     no_args_is_help=True,
 )
 out = Console()
+# The address policy's opt-in (agent/net/address_policy.py), for `sources add` and `ingest`.
+AllowPrivateOption = Annotated[
+    bool, typer.Option("--allow-private", help="May reach private and local addresses (intranet).")
+]
 
 
 @contextmanager
@@ -108,13 +112,7 @@ def add(
     attachments: Annotated[bool, typer.Option(help="confluence: load attachments too.")] = False,
     max_bytes: Annotated[int | None, typer.Option(help="Skip documents larger than this.")] = None,
     timeout_s: Annotated[float | None, typer.Option(help="Seconds per request.")] = None,
-    allow_private: Annotated[
-        bool,
-        typer.Option(
-            "--allow-private",
-            help="Let it reach private and local addresses (an intranet wiki); off: public only.",
-        ),
-    ] = False,
+    allow_private: AllowPrivateOption = False,
 ) -> None:
     """Add a source; the bots sync it at its interval, `teamrag sync NAME` right now."""
     settings = settings_or_exit()

@@ -4,6 +4,7 @@ not be reached counts its requests, and the test asserts it saw none."""
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import subprocess
 from collections.abc import Iterator
@@ -16,7 +17,7 @@ from psycopg import sql
 
 from agent.retrieval.knowledge_base import KnowledgeBase
 from agent.sources.base import SourceSpec
-from agent.sources.store import SqliteSourceStore, local_sources
+from agent.sources.store import SourceStore, SqliteSourceStore, local_sources
 from agent.sources.store_postgres import PostgresSourceStore
 from tests.fakes.web_site import FakeSite, html_page
 from tests.sources_support import add, found, reasons, source_sync
@@ -162,64 +163,44 @@ def test_git_never_follows_a_redirect(
     assert commands and all(c[1:3] == ["-c", "http.followRedirects=false"] for c in commands)
 
 
-def _old_sqlite(catalog: Path) -> None:
-    """A sources table as it was before the address policy (no allow_private column)."""
-    catalog.parent.mkdir(parents=True)
-    with sqlite3.connect(catalog) as db:
-        db.execute(
-            "CREATE TABLE sources (name TEXT PRIMARY KEY, kind TEXT NOT NULL, target TEXT NOT "
-            "NULL, scope TEXT NOT NULL, every_s REAL NOT NULL, options TEXT NOT NULL, "
-            "created_at REAL NOT NULL, last_sync REAL, last_ok REAL, last_error TEXT, "
-            "failures INTEGER NOT NULL DEFAULT 0, next_run REAL NOT NULL, documents INTEGER "
-            "NOT NULL DEFAULT 0, checkpoint TEXT NOT NULL DEFAULT '{}', basis TEXT NOT NULL "
-            "DEFAULT '')"
-        )
-        db.execute(
-            "INSERT INTO sources (name, kind, target, scope, every_s, options, created_at, "
-            "next_run) VALUES ('old', 'web', 'http://10.0.0.5/', 'eng', 0, '{}', 1, 1)"
-        )
+# The sources table as it was before the address policy (no allow_private column).
+_OLD_TABLE = (
+    "CREATE TABLE sources (name TEXT PRIMARY KEY, kind TEXT NOT NULL, target TEXT NOT NULL, "
+    "scope TEXT NOT NULL, every_s {real} NOT NULL, options TEXT NOT NULL, created_at {real} "
+    "NOT NULL, last_sync {real}, last_ok {real}, last_error TEXT, failures INTEGER NOT NULL "
+    "DEFAULT 0, next_run {real} NOT NULL, documents INTEGER NOT NULL DEFAULT 0, checkpoint "
+    "TEXT NOT NULL DEFAULT '{{}}', basis TEXT NOT NULL DEFAULT '')"
+)
+_OLD_ROW = (
+    "INSERT INTO sources (name, kind, target, scope, every_s, options, created_at, next_run) "
+    "VALUES ('old', 'web', 'http://10.0.0.5/', 'eng', 0, '{}', 1, 1)"
+)
 
 
-def test_sources_from_before_the_opt_in_keep_the_rule_sqlite(tmp_path: Path) -> None:
-    catalog = tmp_path / "data" / "catalog.sqlite3"
-    _old_sqlite(catalog)
-    assert [s.allow_private for s in local_sources(catalog)] == [False]  # read only
-    store = SqliteSourceStore(catalog)
-    try:
-        store.add(SourceSpec("wiki", "web", "http://wiki.corp/", "eng", 0, {}, True))
-        assert {s.spec.name: s.spec.allow_private for s in store.all()} == {
-            "old": False,
-            "wiki": True,
-        }
-    finally:
-        store.close()
-
-
-def test_sources_from_before_the_opt_in_keep_the_rule_postgres(
-    postgres_schema: tuple[str, str],
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_sources_from_before_the_opt_in_keep_the_rule(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
-    url, schema = postgres_schema
-    with psycopg.connect(url, autocommit=True) as db:
-        db.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema)))
-        db.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(schema)))
-        db.execute(
-            "CREATE TABLE sources (name TEXT PRIMARY KEY, kind TEXT NOT NULL, target TEXT NOT "
-            "NULL, scope TEXT NOT NULL, every_s DOUBLE PRECISION NOT NULL, options TEXT NOT "
-            "NULL, created_at DOUBLE PRECISION NOT NULL, last_sync DOUBLE PRECISION, last_ok "
-            "DOUBLE PRECISION, last_error TEXT, failures INTEGER NOT NULL DEFAULT 0, next_run "
-            "DOUBLE PRECISION NOT NULL, documents INTEGER NOT NULL DEFAULT 0, checkpoint TEXT "
-            "NOT NULL DEFAULT '{}', basis TEXT NOT NULL DEFAULT '')"
-        )
-        db.execute(
-            "INSERT INTO sources (name, kind, target, scope, every_s, options, created_at, "
-            "next_run) VALUES ('old', 'web', 'http://10.0.0.5/', 'eng', 0, '{}', 1, 1)"
-        )
-    store = PostgresSourceStore(url, schema)
+    store: SourceStore
+    if backend == "sqlite":
+        catalog = tmp_path / "data" / "catalog.sqlite3"
+        catalog.parent.mkdir(parents=True)
+        with contextlib.closing(sqlite3.connect(catalog)) as lite, lite:
+            lite.execute(_OLD_TABLE.format(real="REAL"))
+            lite.execute(_OLD_ROW)
+        assert [s.allow_private for s in local_sources(catalog)] == [False]  # read only
+        store = SqliteSourceStore(catalog)
+    else:
+        url, schema = request.getfixturevalue("postgres_schema")
+        with psycopg.connect(url, autocommit=True) as db:
+            db.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema)))
+            db.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(schema)))
+            db.execute(_OLD_TABLE.format(real="DOUBLE PRECISION"))
+            db.execute(_OLD_ROW)
+        store = PostgresSourceStore(url, schema)
     try:
         store.add(SourceSpec("wiki", "web", "http://wiki.corp/", "eng", 0, {}, True))
-        assert {s.spec.name: s.spec.allow_private for s in store.all()} == {
-            "old": False,
-            "wiki": True,
-        }
+        allowed = {s.spec.name: s.spec.allow_private for s in store.all()}
     finally:
         store.close()
+    assert allowed == {"old": False, "wiki": True}
