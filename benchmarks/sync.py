@@ -72,11 +72,15 @@ def main() -> None:
                 kb, store, default_registry(), env=os.environ, work_dir=data / "sources"
             )
             many = {"max_pages": args.pages + 10}
-            store.add(SourceSpec("sitemap", "web", f"{url}/sitemap.xml", "public", 3600, many))
+            store.add(
+                SourceSpec("sitemap", "web", f"{url}/sitemap.xml", "public", 3600, many, True)
+            )
             first_s, first = timed(sync, "sitemap")
             again_s, again = timed(sync, "sitemap")
 
-            store.add(SourceSpec("crawl", "web", f"{url}/", "public", 3600, {**many, "depth": 1}))
+            store.add(
+                SourceSpec("crawl", "web", f"{url}/", "public", 3600, {**many, "depth": 1}, True)
+            )
             crawl_first_s, crawl_first = timed(sync, "crawl")
             crawl_again_s, crawl_again = timed(sync, "crawl")
             kb.close()

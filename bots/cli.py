@@ -40,7 +40,7 @@ from bots.evaluation.command import evaluate
 from bots.processes import discord, serve, slack
 from bots.records import feedback, usage
 from bots.settings import Settings
-from bots.sources_cli import ingest_urls, sources_app, sync_command
+from bots.sources_cli import AllowPrivateOption, ingest_urls, sources_app, sync_command
 from bots.users import users_app
 from bots.wiring import open_runner, parts_in_use
 
@@ -78,6 +78,7 @@ def ingest(
         bool, typer.Option(help="Remove documents under these folders whose files are gone.")
     ] = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="List ignored files.")] = False,
+    allow_private: AllowPrivateOption = False,
 ) -> None:
     """Load md, txt, pdf, html and docx files (or a web page, once) into the knowledge base."""
     settings = settings_or_exit()
@@ -115,7 +116,9 @@ def ingest(
                         files, scope=scope, prune=prune, progress=progress, stop=stopping.is_set
                     )
                     if urls and not stopping.is_set():
-                        report.results += ingest_urls(settings, kb, urls, scope, progress).results
+                        report.results += ingest_urls(
+                            settings, kb, urls, scope, progress, allow_private=allow_private
+                        ).results
                 if stopping.is_set():
                     raise KeyboardInterrupt
             except KeyboardInterrupt:

@@ -130,6 +130,29 @@ def data_folder(settings: Settings) -> list[CheckResult]:
     return [*results, CheckResult("knowledge base", False, str(folder), detail=detail)]
 
 
+def private_sources(settings: Settings) -> list[CheckResult]:
+    """The sources allowed to reach private and local addresses (`--allow-private`): an
+    operator should know which ones bypass the address rule. Nothing without sources."""
+    from bots.sources_wiring import has_sources, open_source_store
+
+    if not has_sources(settings):
+        return []
+    try:
+        store = open_source_store(settings)
+    except Exception:  # an unreachable Postgres is reported by its own check
+        return []
+    try:
+        allowed = [s.spec for s in store.all() if s.spec.allow_private]
+    finally:
+        store.close()
+    detail = (
+        "allowed for " + ", ".join(f"{s.name} ({s.kind} {s.target})" for s in allowed)
+        if allowed
+        else "every source reaches public addresses only"
+    )
+    return [CheckResult("private addresses", False, "sources (--allow-private)", detail=detail)]
+
+
 def _stores(settings: Settings) -> str:
     """Which stores every host shares and which stay in this host's data folder."""
     shared: list[str] = []
@@ -258,7 +281,7 @@ def doctor(
         fix = "correct or unset the variables named in the problem (environment or .env)"
         render(console, [CheckResult("settings", False, ".env and environment", str(exc), fix)], [])
         raise typer.Exit(1) from None
-    local = configuration(settings) + data_folder(settings)
+    local = configuration(settings) + data_folder(settings) + private_sources(settings)
     remote = asyncio.run(connections(settings, timeout))
     render(console, local, remote)
     if not all(r.ok for r in [*local, *remote]):

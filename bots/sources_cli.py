@@ -36,6 +36,7 @@ from agent.sources.base import (
     validate_name,
 )
 from agent.sources.locks import SyncLock
+from agent.sources.reach import AddressRefused, unreachable_reason
 from agent.sources.store import SourceExistsError, SourceState, SourceStoreError, local_sources
 from agent.sources.sync import SourceSync, SyncOutcome
 from bots.chat_sources import CHAT_KINDS
@@ -48,6 +49,10 @@ sources_app = typer.Typer(
     no_args_is_help=True,
 )
 out = Console()
+# The address policy's opt-in (agent/net/address_policy.py), for `sources add` and `ingest`.
+AllowPrivateOption = Annotated[
+    bool, typer.Option("--allow-private", help="May reach private and local addresses (intranet).")
+]
 
 
 @contextmanager
@@ -107,6 +112,7 @@ def add(
     attachments: Annotated[bool, typer.Option(help="confluence: load attachments too.")] = False,
     max_bytes: Annotated[int | None, typer.Option(help="Skip documents larger than this.")] = None,
     timeout_s: Annotated[float | None, typer.Option(help="Seconds per request.")] = None,
+    allow_private: AllowPrivateOption = False,
 ) -> None:
     """Add a source; the bots sync it at its interval, `teamrag sync NAME` right now."""
     settings = settings_or_exit()
@@ -134,10 +140,11 @@ def add(
                 validate_scope(scopes[0]),
                 parse_interval(every),
                 checked,
+                allow_private,
             )
             _try_build(sync, spec)
             sync.store.add(spec)
-        except (ValueError, SourceExistsError) as exc:
+        except (ValueError, SourceExistsError, AddressRefused) as exc:
             raise fail(str(exc), 2) from None
     when = f"every {format_interval(spec.every_s)}" if spec.every_s else "only by `teamrag sync`"
     where = f"scope {spec.scope}"
@@ -151,11 +158,16 @@ def add(
 
 
 def _try_build(sync: SourceSync, spec: SourceSpec) -> None:
-    """Catch a wrong target now; a missing secret only warns (the bot may have it)."""
+    """Catch a wrong target now, and an address the policy refuses; a missing secret or a
+    name that does not resolve here only warns (the bot's host may have them)."""
+    context = sync.context(spec)
     try:
-        sync.registry.get(spec.kind).build(spec, sync.context(spec)).close()
+        sync.registry.get(spec.kind).build(spec, context).close()
+        warning = unreachable_reason(spec, context.policy(spec))
     except SourceError as exc:
-        err.print(f"[yellow]warning:[/yellow] {exc}", highlight=False, soft_wrap=True)
+        warning = str(exc)
+    if warning:
+        err.print(f"[yellow]warning:[/yellow] {warning}", highlight=False, soft_wrap=True)
 
 
 def _ago(then: float | None, now: float) -> str:
@@ -189,13 +201,14 @@ def list_sources() -> None:
         return
     now = time.time()
     table = Table(title=f"{len(states)} sources")
-    for column in ("name", "kind", "target", "scope", "every", "last sync", "documents",
-                   "next run", "last error"):  # fmt: skip
+    for column in ("name", "kind", "target", "scope", "every", "private", "last sync",
+                   "documents", "next run", "last error"):  # fmt: skip
         table.add_column(column, overflow="fold")
     for s in states:
         table.add_row(
             s.spec.name, s.spec.kind, s.spec.target, s.spec.scope, format_interval(s.spec.every_s),
-            _ago(s.last_sync, now), str(s.documents), _next(s, now),
+            "allowed" if s.spec.allow_private else "", _ago(s.last_sync, now),
+            str(s.documents), _next(s, now),
             f"[red]{s.last_error}[/red]" if s.last_error else "",
         )  # fmt: skip
     out.print(table)
@@ -386,13 +399,16 @@ def ingest_urls(
     urls: list[str],
     scope: str,
     progress: ProgressCallback | None = None,
+    *,
+    allow_private: bool = False,
 ) -> IngestReport:
     """`teamrag ingest URL`: the page (or a sitemap's pages) once, as a web source that is
-    not kept; `teamrag sources add web URL` keeps it in sync."""
+    not kept; `teamrag sources add web URL` keeps it in sync. Public addresses only unless
+    ``allow_private`` (`teamrag ingest --allow-private`)."""
     report = IngestReport()
     with open_source_sync(settings, kb) as sync:
         for url in urls:
-            spec = SourceSpec("one-off", "web", url, scope, 0, {"depth": 0})
+            spec = SourceSpec("one-off", "web", url, scope, 0, {"depth": 0}, allow_private)
             try:
                 report.results.extend(sync.one_off(spec, progress).results)
             except (SourceError, ValueError) as exc:

@@ -7,6 +7,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from agent.net.address_policy import Resolver, system_resolver
 from agent.retrieval.ingest import Status
 from agent.retrieval.knowledge_base import KnowledgeBase, SearchOptions
 from agent.sources.base import SourceSpec
@@ -41,6 +42,7 @@ def source_sync(
     forget: Forget | None = None,
     clock: Clock | None = None,
     store: SourceStore | None = None,
+    resolver: Resolver = system_resolver,
 ) -> Iterator[SourceSync]:
     """The sync engine on ``store`` (default: the data folder's file, closed at the end)."""
     sources = store or SqliteSourceStore(kb.data_dir / "catalog.sqlite3")
@@ -53,6 +55,7 @@ def source_sync(
             work_dir=tmp / "work",
             forget=forget,
             clock=clock or Clock(),
+            resolver=resolver,
         )
     finally:
         if store is None:
@@ -67,11 +70,15 @@ def add(
     *,
     scope: str = "public",
     every_s: float = 1800.0,
+    allow_private: bool = False,
     **options: Any,
 ) -> SourceSpec:
+    """A source as `teamrag sources add` stores it; ``allow_private`` for the test servers
+    on 127.0.0.1 (the address policy refuses loopback otherwise)."""
     spec = SourceSpec(
-        name, kind, target, scope, every_s, sync.registry.check_options(kind, options)
-    )
+        name, kind, target, scope, every_s, sync.registry.check_options(kind, options),
+        allow_private,
+    )  # fmt: skip
     sync.store.add(spec, now=sync.clock())
     return spec
 

@@ -305,7 +305,7 @@ async def test_summarize_url_reads_a_page_within_its_limits(ddg: FakeDuckDuckGo)
         allowed = FetchLimits(allow_private=True)
         text = await summarize_url(f"{ddg.base_url}/moved", allowed, client)
         assert "Handover happens every Monday" in text
-        with pytest.raises(ToolError, match="private or local"):
+        with pytest.raises(ToolError, match=r"loopback.*TEAMRAG_ALLOW_PRIVATE_URLS"):
             await summarize_url(f"{ddg.base_url}/page", FetchLimits(), client)
         # Only the first bytes are read: the later paragraph never arrives.
         tiny = FetchLimits(max_bytes=200, allow_private=True)

@@ -16,6 +16,8 @@ from agent.retrieval.catalog_postgres import PostgresCatalog
 from agent.retrieval.embeddings import UniversalSentenceEncoder
 from agent.retrieval.ingest import Ingestor
 from agent.retrieval.types import Chunk
+from agent.sources.base import SourceSpec
+from agent.sources.store import SqliteSourceStore
 from bots.doctor import doctor as doctor_command
 from tests.conftest import open_kb
 from tests.fakes.discord_payloads import TOKEN as DISCORD_TOKEN
@@ -282,3 +284,20 @@ def test_registered_in_the_cli() -> None:
 
     result = CliRunner().invoke(cli, ["doctor", "--help"], env={"COLUMNS": "200"})
     assert result.exit_code == 0 and "every connection" in result.output
+
+
+def test_sources_allowed_to_reach_private_addresses_are_listed(
+    clean_env: None, tmp_path: Path
+) -> None:
+    folder = tmp_path / "data"
+    store = SqliteSourceStore(folder / "catalog.sqlite3")
+    try:
+        store.add(SourceSpec("intranet", "web", "http://wiki.corp/", "eng", 0, {}, True))
+        store.add(SourceSpec("public", "web", "https://docs.example.com/", "eng", 0, {}))
+    finally:
+        store.close()
+    _, output = doctor(folder)
+    line = row(output, "private addresses")
+    assert "allowed for intranet (web http://wiki.corp/)" in line and "public" not in line
+    _, output = doctor(tmp_path / "no-sources")
+    assert "private addresses" not in output

@@ -37,7 +37,8 @@ def test_confluence_space_incremental_by_version_with_attachments(
     api.attachments["9002"] = ("101", Doc("diagram.png", "binary"))
     with source_sync(kb, tmp_path, env=ENV) as sync:
         add(sync, "wiki", "confluence", "ENG", api_url=api.url + "/confluence",
-            token_env="WIKI_TOKEN", user_env="WIKI_USER", attachments=True)  # fmt: skip
+            token_env="WIKI_TOKEN", user_env="WIKI_USER", attachments=True,
+            allow_private=True)  # fmt: skip
         first = sync.sync("wiki")
         assert first.ok, first.error
         assert counts(first) == {"added": 3, "ignored": 1}, first.report.failed
@@ -63,9 +64,25 @@ def test_confluence_failures_name_the_cause(
     api.confluence["102"] = Doc("Other", "<p>Lunch is at noon.</p>")
     base = api.url + "/confluence"
     with source_sync(kb, tmp_path, env={"BAD": "nope", "WIKI_TOKEN": TOKEN}) as sync:
-        add(sync, "unset", "confluence", "ENG", api_url=base, token_env="MISSING_TOKEN")
-        add(sync, "refused", "confluence", "ENG", api_url=base, token_env="BAD")
-        add(sync, "ok", "confluence", "ENG", api_url=base, token_env="WIKI_TOKEN")
+        add(
+            sync,
+            "unset",
+            "confluence",
+            "ENG",
+            api_url=base,
+            token_env="MISSING_TOKEN",
+            allow_private=True,
+        )
+        add(sync, "refused", "confluence", "ENG", api_url=base, token_env="BAD", allow_private=True)
+        add(
+            sync,
+            "ok",
+            "confluence",
+            "ENG",
+            api_url=base,
+            token_env="WIKI_TOKEN",
+            allow_private=True,
+        )
         unset, refused = sync.sync("unset"), sync.sync("refused")
         api.fail["/confluence/rest/api/content/102"] = 500
         ok = sync.sync("ok")
@@ -93,7 +110,15 @@ def test_notion_database_fetches_only_edited_pages(
     api.notion_db["p1"] = Doc("Expense policy", "## Meals\n\nMeals are refunded up to 30,000 won.")
     api.notion_db["p2"] = Doc("재택 근무", "재택 근무는 주 2회까지 가능합니다.")
     with source_sync(kb, tmp_path, env=ENV) as sync:
-        add(sync, "notion", "notion", "db1", api_url=api.url + "/notion", token_env="WIKI_TOKEN")
+        add(
+            sync,
+            "notion",
+            "notion",
+            "db1",
+            api_url=api.url + "/notion",
+            token_env="WIKI_TOKEN",
+            allow_private=True,
+        )
         first = sync.sync("notion")
         assert counts(first) == {"added": 2}, first.error
         assert "https://www.notion.so/p1" in found(kb, "meal refund limit")
@@ -114,7 +139,15 @@ def test_notion_page_tree_follows_sub_pages_and_drops_deleted(
         "On-call", "The on-call rotation changes every Monday.", parent="root"
     )
     with source_sync(kb, tmp_path, env=ENV) as sync:
-        add(sync, "tree", "notion", "root", api_url=api.url + "/notion", token_env="WIKI_TOKEN")
+        add(
+            sync,
+            "tree",
+            "notion",
+            "root",
+            api_url=api.url + "/notion",
+            token_env="WIKI_TOKEN",
+            allow_private=True,
+        )
         assert counts(sync.sync("tree")) == {"added": 2}
         del api.notion_pages["child"]
         second = sync.sync("tree")
@@ -141,7 +174,15 @@ def test_drive_folder_exports_docs_sheets_and_pdfs(
                           raw=pdf_bytes("Laptops must use full disk encryption."))  # fmt: skip
     api.drive["i1"] = Doc("photo.jpg", "x", kind="image/jpeg", parent="root")
     with source_sync(kb, tmp_path, env=ENV) as sync:
-        add(sync, "drive", "gdrive", "root", api_url=api.url + "/drive", token_env="WIKI_TOKEN")
+        add(
+            sync,
+            "drive",
+            "gdrive",
+            "root",
+            api_url=api.url + "/drive",
+            token_env="WIKI_TOKEN",
+            allow_private=True,
+        )
         first = sync.sync("drive")
         assert counts(first) == {"added": 3, "ignored": 1}, first.error
         assert "https://drive.google.com/file/d/d1/view" in found(kb, "how are trains booked")

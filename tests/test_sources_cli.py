@@ -39,7 +39,7 @@ def site() -> Iterator[FakeSite]:
 
 def test_add_list_sync_fail_and_remove(env: None, site: FakeSite) -> None:
     added = runner.invoke(app, ["sources", "add", "web", site.url + "/", "--name", "wiki",
-                                "--every", "30m", "--depth", "1"])  # fmt: skip
+                                "--every", "30m", "--depth", "1", "--allow-private"])  # fmt: skip
     assert added.exit_code == 0, added.output
     assert "Added source wiki" in added.output
 
@@ -81,28 +81,31 @@ def test_add_refuses_bad_input_with_the_fix(env: None, site: FakeSite) -> None:
         result = runner.invoke(app, args)
         assert result.exit_code == 2, (args, result.output)
         assert message in result.output, (args, result.output)
-    runner.invoke(app, ["sources", "add", "web", site.url, "--name", "w"])
-    again = runner.invoke(app, ["sources", "add", "web", site.url, "--name", "w"])
+    runner.invoke(app, ["sources", "add", "web", site.url, "--name", "w", "--allow-private"])
+    again = runner.invoke(
+        app, ["sources", "add", "web", site.url, "--name", "w", "--allow-private"]
+    )
     assert again.exit_code == 2 and "exists" in again.output
 
 
 def test_ingest_accepts_a_url_once(env: None, site: FakeSite, tmp_path: Path) -> None:
     note = tmp_path / "note.md"
     note.write_text("# Lunch\n\nLunch is served at noon in the atrium.\n")
-    result = runner.invoke(app, ["ingest", str(note), site.url + "/vpn.html"])
+    result = runner.invoke(app, ["ingest", str(note), site.url + "/vpn.html", "--allow-private"])
     assert result.exit_code == 0, result.output
     searched = runner.invoke(app, ["search", "VPN gateway name", "--json"])
     assert "HERON-7" in searched.output and f"{site.url}/vpn.html" in searched.output
     assert site.requests["/"] == 0  # one page, no crawl
-    broken = runner.invoke(app, ["ingest", "http://127.0.0.1:9/nothing.html"])
+    broken = runner.invoke(app, ["ingest", "http://127.0.0.1:9/nothing.html", "--allow-private"])
     assert broken.exit_code == 1 and "cannot connect" in broken.output
 
 
 def test_sync_leaves_a_source_another_process_is_syncing(
     env: None, site: FakeSite, tmp_path: Path
 ) -> None:
-    runner.invoke(app, ["sources", "add", "web", site.url + "/", "--name", "wiki"])
-    runner.invoke(app, ["sources", "add", "web", site.url + "/vpn.html", "--name", "vpn"])
+    private = "--allow-private"
+    runner.invoke(app, ["sources", "add", "web", site.url + "/", "--name", "wiki", private])
+    runner.invoke(app, ["sources", "add", "web", site.url + "/vpn.html", "--name", "vpn", private])
     # The lock a bot's scheduler takes (bots/sources_wiring.sync_lock, without Redis).
     (tmp_path / "data" / "locks").mkdir(parents=True, exist_ok=True)
     with open(tmp_path / "data" / "locks" / "source-wiki.lock", "w") as held:
@@ -134,3 +137,21 @@ def test_add_slack_names_the_scope_and_warns_about_a_missing_token(
     )
     assert chosen.exit_code == 0 and "scope eng" in chosen.output
     assert "synced only by `teamrag sync`" in chosen.output  # was "synced at every sync"
+
+
+def test_local_addresses_need_the_opt_in_which_list_shows(env: None, site: FakeSite) -> None:
+    refused = runner.invoke(app, ["sources", "add", "web", site.url + "/", "--name", "wiki"])
+    assert refused.exit_code == 2, refused.output
+    assert "loopback" in refused.output and "--allow-private" in refused.output
+    once = runner.invoke(app, ["ingest", site.url + "/vpn.html"])
+    assert once.exit_code == 1 and "pass --allow-private to `teamrag ingest`" in once.output
+    assert sum(site.requests.values()) == 0  # refused before any connection
+    allowed = runner.invoke(
+        app, ["sources", "add", "web", site.url + "/", "--name", "wiki", "--allow-private"]
+    )
+    assert allowed.exit_code == 0, allowed.output
+    runner.invoke(app, ["sources", "add", "slack", "C0123ABCD", "--name", "chat"])
+    listed = runner.invoke(app, ["sources", "list"]).output
+    assert "private" in listed
+    rows = {line.split("│")[1].strip(): line for line in listed.splitlines() if "│" in line}
+    assert "allowed" in rows["wiki"] and "allowed" not in rows["chat"]

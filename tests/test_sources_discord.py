@@ -49,7 +49,7 @@ def test_forum_posts_load_with_links_and_only_moved_posts_are_read_again(
     old = post(fake, board, "연차 신청", BOB, "연차는 인사 포털에서 신청하고 팀장 승인을 받습니다.",
                archived=True)  # fmt: skip
     with source_sync(kb, tmp_path, env=ENV, registry=registry(fake, tmp_path)) as sync:
-        add(sync, "help", "discord", str(board))
+        add(sync, "help", "discord", str(board), allow_private=True)
         first = sync.sync("help")
         assert first.ok, first.error
         assert counts(first) == {"added": 2}
@@ -75,7 +75,7 @@ def test_a_text_channels_days_and_threads_and_deletions(
     write(fake, GENERAL, ALICE, "Standup moves to 10:30 on Mondays.")
     thread = post(fake, GENERAL, "Deploys", BOB, "Deploys run through the CORVINA pipeline.")
     with source_sync(kb, tmp_path, env=ENV, registry=registry(fake, tmp_path)) as sync:
-        add(sync, "general", "discord", str(GENERAL))
+        add(sync, "general", "discord", str(GENERAL), allow_private=True)
         assert counts(sync.sync("general")) == {"added": 2}
         assert f"channels/{GUILD_ID}/{GENERAL}/" in found(kb, "when is standup")
         delete_thread(fake, thread)
@@ -90,7 +90,7 @@ def test_a_private_forum_gets_a_scope_of_its_own(
     board = forum(fake, GUILD_ID, "leadership", private=True)
     post(fake, board, "Reorg", ALICE, "The reorg plan is code-named OSPREY.")
     with source_sync(kb, tmp_path, env=ENV, registry=registry(fake, tmp_path)) as sync:
-        add(sync, "leads", "discord", str(board))
+        add(sync, "leads", "discord", str(board), allow_private=True)
         assert sync.sync("leads").ok
     assert "OSPREY" not in found(kb, "reorg plan code name", frozenset({"public"}))
     assert "OSPREY" in found(kb, "reorg plan code name", frozenset({f"discord-{board}"}))
@@ -103,8 +103,8 @@ def test_a_rate_limit_is_waited_out_and_failures_name_the_cause(
     post(fake, board, "VPN drops", ALICE, "Switch the HERON-7 gateway to TCP mode.")
     fake.fail(MESSAGES, status=429, retry_after=0.3, message="You are being rate limited.")
     with source_sync(kb, tmp_path, env=ENV, registry=registry(fake, tmp_path)) as sync:
-        add(sync, "help", "discord", str(board))
-        add(sync, "gone", "discord", "123456789")
+        add(sync, "help", "discord", str(board), allow_private=True)
+        add(sync, "gone", "discord", "123456789", allow_private=True)
         limited, gone = sync.sync("help"), sync.sync("gone")
     assert limited.ok and counts(limited) == {"added": 1}, reasons(limited)
     refused, answered = fake.calls_to(MESSAGES)[:2]

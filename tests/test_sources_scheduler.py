@@ -42,8 +42,8 @@ async def test_due_sources_run_and_a_failing_one_backs_off_while_the_other_keeps
     good, bad = sites
     clock = Clock()
     with source_sync(kb, tmp_path, clock=clock) as sync:
-        add(sync, "good", "web", good.url + "/", every_s=600)
-        add(sync, "bad", "web", bad.url + "/", every_s=600)
+        add(sync, "good", "web", good.url + "/", every_s=600, allow_private=True)
+        add(sync, "bad", "web", bad.url + "/", every_s=600, allow_private=True)
         scheduler = SourceScheduler(sync, lock=FileSyncLock(tmp_path / "locks"), clock=clock)
         first = {o.name: o for o in await scheduler.run_due()}
         assert first["good"].ok and "HTTP 500" in (first["bad"].error or "")
@@ -71,7 +71,7 @@ async def test_the_schedule_survives_a_restart(
     good, _ = sites
     clock = Clock()
     with source_sync(kb, tmp_path, clock=clock, store=open_source_store()) as sync:
-        add(sync, "good", "web", good.url + "/", every_s=3600)
+        add(sync, "good", "web", good.url + "/", every_s=3600, allow_private=True)
         await SourceScheduler(sync, lock=FileSyncLock(tmp_path / "l"), clock=clock).run_due()
     clock.advance(1800)
     # A new process (or another host, with the sources in Postgres), the same store.
@@ -91,7 +91,7 @@ async def test_a_source_another_worker_holds_is_skipped_redis(
     lock = RedisSyncLock(redis_link, FileSyncLock(tmp_path / "locks"), ttl_s=30)
     other_worker = RedisSyncLock(redis_link, FileSyncLock(tmp_path / "other"), ttl_s=30)
     with source_sync(kb, tmp_path, clock=clock) as sync:
-        add(sync, "good", "web", good.url + "/", every_s=600)
+        add(sync, "good", "web", good.url + "/", every_s=600, allow_private=True)
         scheduler = SourceScheduler(sync, lock=lock, clock=clock)
         async with other_worker.hold("good") as held:
             assert held
@@ -114,7 +114,7 @@ async def test_a_source_another_host_holds_is_skipped_postgres(
     store = PostgresSourceStore(url, schema)
     try:
         with source_sync(kb, tmp_path, clock=clock, store=store) as sync:
-            add(sync, "good", "web", good.url + "/", every_s=600)
+            add(sync, "good", "web", good.url + "/", every_s=600, allow_private=True)
             scheduler = SourceScheduler(sync, lock=PostgresSyncLock(url, schema), clock=clock)
             async with PostgresSyncLock(url, schema).hold("good") as held:  # host B's
                 assert held
@@ -208,7 +208,7 @@ async def test_run_syncs_then_stops_when_asked(
         synced.set()
 
     with source_sync(kb, tmp_path) as sync:
-        add(sync, "good", "web", good.url + "/", every_s=600)
+        add(sync, "good", "web", good.url + "/", every_s=600, allow_private=True)
         scheduler = SourceScheduler(sync, lock=FileSyncLock(tmp_path / "l"), on_outcome=seen)
         stop = asyncio.Event()
         task = asyncio.create_task(scheduler.run(stop))

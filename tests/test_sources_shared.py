@@ -66,7 +66,7 @@ async def test_a_source_added_on_one_host_is_listed_and_synced_by_another(
     url, schema = postgres_schema
     host_a, host_b = tmp_path / "host-a", tmp_path / "host-b"
     host(host_a, "sources", "add", "web", site.url + "/", "--name", "wiki", "--depth", "1",
-         shared=postgres_schema)  # fmt: skip
+         "--allow-private", shared=postgres_schema)  # fmt: skip
     listed = host(host_b, "sources", "list", shared=postgres_schema).stdout
     assert "wiki" in listed and "never" in listed  # host B sees it, not synced yet
 
@@ -109,7 +109,7 @@ def test_sources_of_a_data_folder_from_before_are_pointed_out_and_copied(
     data folder's file lists are named, with the command that copies them, until copied."""
     data = tmp_path / "data"
     host(data, "sources", "add", "web", site.url + "/", "--name", "wiki", "--every", "2h",
-         "--depth", "1", shared=None)  # fmt: skip
+         "--depth", "1", "--allow-private", shared=None)  # fmt: skip
     before = host(data, "sources", "list", shared=postgres_schema)
     assert "No sources yet" in before.stdout  # the shared store is empty...
     warning = " ".join(before.stderr.split())
@@ -122,6 +122,7 @@ def test_sources_of_a_data_folder_from_before_are_pointed_out_and_copied(
     assert "moved to Postgres" not in after.stderr
     row = next(line for line in after.stdout.splitlines() if "wiki" in line)
     assert "2h" in row and "due" in row  # the spec as added; its first sync loads it all
+    assert "allowed" in row  # with its opt-in to the site's local address
     again = host(data, "sources", "import-local", shared=postgres_schema)
     assert "Copied 0 sources" in again.stdout
     assert "the shared store has a source named wiki" in " ".join(again.stderr.split())

@@ -61,7 +61,7 @@ def test_threads_and_days_load_with_permalinks_and_only_changes_are_read_again(
         CHANNEL, "An answer the bot posted.", day=2, bot_id="B1", subtype="bot_message"
     )
     with source_sync(kb, tmp_path, env=ENV, registry=registry(fake, tmp_path)) as sync:
-        add(sync, "general", "slack", CHANNEL)
+        add(sync, "general", "slack", CHANNEL, allow_private=True)
         first = sync.sync("general")
         assert first.ok, first.error
         assert counts(first) == {"added": 3}  # two threads, one day
@@ -90,7 +90,7 @@ async def test_a_deleted_thread_is_no_longer_cited(
     forgotten: list[str] = []
     with source_sync(kb, tmp_path, env=ENV, registry=registry(fake, tmp_path),
                      forget=forgotten.extend) as sync:  # fmt: skip
-        add(sync, "general", "slack", CHANNEL)
+        add(sync, "general", "slack", CHANNEL, allow_private=True)
         assert sync.sync("general").ok
         async with agent(kb, tmp_path / "agent") as runner:
             _, before = await collect(runner, turn)
@@ -110,7 +110,7 @@ async def test_a_private_channels_history_answers_only_where_its_scope_is_named(
 ) -> None:
     fake.post_history(SECRET, "Salary bands for 2027 are in the PLOVER sheet.")
     with source_sync(kb, tmp_path, env=ENV, registry=registry(fake, tmp_path)) as sync:
-        add(sync, "salaries", "slack", SECRET)
+        add(sync, "salaries", "slack", SECRET, allow_private=True)
         assert sync.sync("salaries").ok
     assert "PLOVER" in found(kb, "salary bands sheet", frozenset({"slack-g0secret"}))
     assert "PLOVER" not in found(kb, "salary bands sheet", frozenset({"public", "engineering"}))
@@ -129,8 +129,8 @@ def test_a_private_channel_named_only_by_its_own_rule_uses_that_scope(
     fake.post_history(SECRET, "Salary bands for 2027 are in the PLOVER sheet.")
     rules = RULES.replace("follow_ups = true", 'scopes = ["hr"]')
     with source_sync(kb, tmp_path, env=ENV, registry=registry(fake, tmp_path, rules)) as sync:
-        add(sync, "salaries", "slack", SECRET)
-        add(sync, "eng", "slack", "C0ENG")
+        add(sync, "salaries", "slack", SECRET, allow_private=True)
+        add(sync, "eng", "slack", "C0ENG", allow_private=True)
         fake.add_channel("C0ENG", "engineering")
         assert sync.sync("salaries").ok
         assert sync.sync("eng").ok
@@ -145,10 +145,10 @@ def test_a_public_channel_with_several_scopes_needs_a_choice(
     rules = f'[channels.{CHANNEL}]\nscopes = ["engineering", "public"]\n'
     fake.post_history(CHANNEL, "Standup is at ten.")
     with source_sync(kb, tmp_path, env=ENV, registry=registry(fake, tmp_path, rules)) as sync:
-        add(sync, "general", "slack", CHANNEL)
+        add(sync, "general", "slack", CHANNEL, allow_private=True)
         # As `teamrag sources add slack C0GENERAL --scope engineering` stores it.
         options = {"scope": "engineering"}
-        sync.store.add(SourceSpec("chosen", "slack", CHANNEL, "engineering", 60, options))
+        sync.store.add(SourceSpec("chosen", "slack", CHANNEL, "engineering", 60, options, True))
         unsure, chosen = sync.sync("general"), sync.sync("chosen")
     assert "several scopes (engineering, public): pass --scope" in (unsure.error or "")
     assert chosen.ok and "Standup" in found(kb, "when is standup", frozenset({"engineering"}))
@@ -159,7 +159,7 @@ def test_a_rate_limit_is_waited_out(kb: KnowledgeBase, tmp_path: Path, fake: Fak
     fake.post_history(CHANNEL, "The PAYMENTS team owns billing.", thread_ts=root)
     fake.fail("conversations.replies", status=429, retry_after=1)
     with source_sync(kb, tmp_path, env=ENV, registry=registry(fake, tmp_path)) as sync:
-        add(sync, "general", "slack", CHANNEL)
+        add(sync, "general", "slack", CHANNEL, allow_private=True)
         outcome = sync.sync("general")
     assert outcome.ok and counts(outcome) == {"added": 1}, reasons(outcome)
     limited, answered = fake.calls_to("conversations.replies")
@@ -173,9 +173,9 @@ def test_failures_name_the_variable_and_the_fix(
     fake.post_history(CHANNEL, "The PAYMENTS team owns billing.", thread_ts=root)
     kinds = registry(fake, tmp_path)
     with source_sync(kb, tmp_path, env={"OTHER": "xoxb-wrong"}, registry=kinds) as sync:
-        add(sync, "unset", "slack", CHANNEL)
-        add(sync, "wrong", "slack", CHANNEL, token_env="OTHER")
-        add(sync, "missing", "slack", "C0NOPE", token_env="OTHER")
+        add(sync, "unset", "slack", CHANNEL, allow_private=True)
+        add(sync, "wrong", "slack", CHANNEL, token_env="OTHER", allow_private=True)
+        add(sync, "missing", "slack", "C0NOPE", token_env="OTHER", allow_private=True)
         unset, wrong = sync.sync("unset"), sync.sync("wrong")
     assert unset.error == (
         "SLACK_BOT_TOKEN is not set: export the Slack bot token (xoxb-...) where the sync "
@@ -186,10 +186,10 @@ def test_failures_name_the_variable_and_the_fix(
     )
     with source_sync(kb, tmp_path, env=ENV, registry=kinds) as sync:
         sync.store.delete("missing")
-        add(sync, "missing", "slack", "C0NOPE")
+        add(sync, "missing", "slack", "C0NOPE", allow_private=True)
         missing = sync.sync("missing")
         fake.fail("conversations.replies", "internal_error")
-        add(sync, "flaky", "slack", CHANNEL)
+        add(sync, "flaky", "slack", CHANNEL, allow_private=True)
         flaky = sync.sync("flaky")
     assert "(channel_not_found): check the channel id" in (missing.error or "")
     assert flaky.ok and counts(flaky) == {"failed": 1}  # that thread only; tried next time

@@ -43,7 +43,7 @@ def test_crawl_loads_same_site_pages_respects_robots_and_cites_urls(
     kb: KnowledgeBase, tmp_path: Path, site: FakeSite
 ) -> None:
     with source_sync(kb, tmp_path) as sync:
-        add(sync, "handbook", "web", site.url + "/")
+        add(sync, "handbook", "web", site.url + "/", allow_private=True)
         outcome = sync.sync("handbook")
         state = sync.store.get("handbook")
     assert outcome.ok, outcome.error
@@ -60,7 +60,7 @@ def test_unchanged_site_resyncs_with_conditional_requests_only(
     kb: KnowledgeBase, tmp_path: Path, site: FakeSite
 ) -> None:
     with source_sync(kb, tmp_path) as sync:
-        add(sync, "handbook", "web", site.url + "/")
+        add(sync, "handbook", "web", site.url + "/", allow_private=True)
         sync.sync("handbook")
         site.reset_counts()
         chunks_before = kb.vectors.count()
@@ -80,7 +80,7 @@ def test_sitemap_lastmod_skips_unchanged_pages_without_a_request(
     kb: KnowledgeBase, tmp_path: Path, site: FakeSite
 ) -> None:
     with source_sync(kb, tmp_path) as sync:
-        add(sync, "map", "web", site.url + "/sitemap.xml")
+        add(sync, "map", "web", site.url + "/sitemap.xml", allow_private=True)
         first = sync.sync("map")
         assert counts(first) == {"added": 3, "ignored": 1}
         site.reset_counts()
@@ -96,7 +96,7 @@ async def test_a_deleted_page_is_no_longer_cited_even_from_the_answer_cache(
     turn = Turn(text="Which pipeline do production deploys run through?", thread_root="t1")
     forgotten: list[str] = []
     with source_sync(kb, tmp_path, forget=forgotten.extend) as sync:
-        add(sync, "handbook", "web", site.url + "/")
+        add(sync, "handbook", "web", site.url + "/", allow_private=True)
         sync.sync("handbook")
         async with agent(kb, tmp_path / "agent") as runner:
             _, before = await collect(runner, turn)
@@ -118,7 +118,7 @@ def test_a_failing_site_is_reported_backed_off_and_keeps_its_documents(
 ) -> None:
     clock = Clock()
     with source_sync(kb, tmp_path, clock=clock) as sync:
-        add(sync, "handbook", "web", site.url + "/", every_s=1800)
+        add(sync, "handbook", "web", site.url + "/", every_s=1800, allow_private=True)
         sync.sync("handbook")
         site.status["/"] = 500
         outcome = sync.sync("handbook")
@@ -142,7 +142,7 @@ def test_a_server_that_does_not_answer_in_time_is_a_stated_failure(
 ) -> None:
     site.delay_s = 2.0
     with source_sync(kb, tmp_path) as sync:
-        add(sync, "slow", "web", site.url + "/", timeout_s=0.2)
+        add(sync, "slow", "web", site.url + "/", timeout_s=0.2, allow_private=True)
         outcome = sync.sync("slow")
     assert not outcome.ok and "no answer in time" in (outcome.error or "")
 
@@ -151,7 +151,7 @@ def test_a_page_that_fails_keeps_its_old_version_and_others_sync(
     kb: KnowledgeBase, tmp_path: Path, site: FakeSite
 ) -> None:
     with source_sync(kb, tmp_path) as sync:
-        add(sync, "handbook", "web", site.url + "/")
+        add(sync, "handbook", "web", site.url + "/", allow_private=True)
         sync.sync("handbook")
         site.status["/deploy.html"] = 503
         site.set_page("/leave.html", html_page("휴가 규정", KOREAN + " 연차는 15일입니다."))
@@ -172,7 +172,7 @@ def test_huge_and_binary_pages_are_skipped_with_a_reason(
     site.set_page("/huge.html", html_page("Huge", "word " * 5000))
     site.set_page("/logo.png", b"\x89PNG\r\n\x1a\n" + bytes(200), content_type="image/png")
     with source_sync(kb, tmp_path) as sync:
-        add(sync, "handbook", "web", site.url + "/", max_bytes=4000)
+        add(sync, "handbook", "web", site.url + "/", max_bytes=4000, allow_private=True)
         outcome = sync.sync("handbook")
     why = reasons(outcome)
     assert "larger than 4000 bytes" in why[site.url + "/huge.html"]
@@ -184,7 +184,7 @@ def test_a_scoped_source_never_answers_another_scope(
     kb: KnowledgeBase, tmp_path: Path, site: FakeSite
 ) -> None:
     with source_sync(kb, tmp_path) as sync:
-        add(sync, "hr", "web", site.url + "/leave.html", scope="hr", depth=0)
+        add(sync, "hr", "web", site.url + "/leave.html", scope="hr", depth=0, allow_private=True)
         assert sync.sync("hr").ok
     assert "인사팀" in found(kb, "휴가 신청", frozenset({"hr"}))
     assert "인사팀" not in found(kb, "휴가 신청", frozenset({"public"}))
@@ -194,7 +194,7 @@ def test_removing_a_source_takes_its_documents_out(
     kb: KnowledgeBase, tmp_path: Path, site: FakeSite
 ) -> None:
     with source_sync(kb, tmp_path) as sync:
-        add(sync, "handbook", "web", site.url + "/")
+        add(sync, "handbook", "web", site.url + "/", allow_private=True)
         sync.sync("handbook")
         report = sync.remove("handbook")
         assert sync.store.get("handbook") is None

@@ -44,7 +44,7 @@ async def test_a_source_added_while_the_bot_runs_is_synced(
     store = SqliteSourceStore(kb.data_dir / "catalog.sqlite3")
     try:
         async with running_sources(settings, kb, idle_poll_s=0.05):
-            store.add(SourceSpec("wiki", "web", site.url + "/", "public", 3600, {}))
+            store.add(SourceSpec("wiki", "web", site.url + "/", "public", 3600, {}, True))
             state = await until(
                 lambda: (
                     s if (s := store.get("wiki")) is not None and s.last_ok is not None else None

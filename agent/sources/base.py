@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from agent.net.address_policy import AddressPolicy, Resolver, system_resolver
 from agent.retrieval.ingest import FileResult, IngestItem, Status
 
 Checkpoint = dict[str, Any]
@@ -30,7 +31,8 @@ class SourceError(Exception):
 @dataclass(frozen=True)
 class SourceSpec:
     """A source as the user added it. ``options`` never hold a secret, only the names of
-    the environment variables that do (``token_env``)."""
+    the environment variables that do (``token_env``). ``allow_private``: the source may
+    reach private and local addresses (an intranet wiki); off unless the user said so."""
 
     name: str
     kind: str
@@ -38,6 +40,7 @@ class SourceSpec:
     scope: str
     every_s: float  # 0: only on `teamrag sync`
     options: Mapping[str, Any] = field(default_factory=dict)
+    allow_private: bool = False
 
     def option(self, key: str, default: Any = None) -> Any:
         return self.options.get(key, default)
@@ -46,11 +49,25 @@ class SourceSpec:
 @dataclass(frozen=True)
 class KindContext:
     """What a kind may use besides its spec: the environment (for secrets), a folder of
-    its own (a Git clone), and the time limit of one request."""
+    its own (a Git clone), the time limit of one request, and how host names are
+    resolved for the address policy (injectable: tests resolve without DNS)."""
 
     env: Mapping[str, str]
     work_dir: Path
     timeout_s: float = 30.0
+    resolver: Resolver = system_resolver
+    one_off: bool = False  # `teamrag ingest URL`, not a stored source
+
+    def policy(self, spec: SourceSpec) -> AddressPolicy:
+        """The address policy for ``spec``'s fetches; a refusal names its opt-in."""
+        if self.one_off:
+            opt_in = "pass --allow-private to `teamrag ingest`"
+        else:
+            opt_in = (
+                f"add the source with --allow-private (`teamrag sources remove {spec.name}`, "
+                f"then `teamrag sources add {spec.kind} {spec.target} --allow-private`)"
+            )
+        return AddressPolicy(spec.allow_private, self.resolver, opt_in)
 
     def secret(self, spec: SourceSpec, option: str, what: str) -> str:
         """The secret in the environment variable named by ``option`` (e.g. token_env)."""

@@ -5,7 +5,11 @@ commit of the branch. Incremental by commit: ``git diff`` between the checkpoint
 commit and the new one names the files to reload; a force-push that dropped the old
 commit falls back to a full load. The git CLI does the work (no library to pin).
 Citations link to the file and its line range on GitHub or GitLab when the host is
-known (or ``--web-url`` names it).
+known (or ``--web-url`` names it). A repository over http(s) passes the address policy
+(agent/net/address_policy.py) before git runs; git connects by itself, so its address
+cannot be pinned, and redirects are refused (``http.followRedirects=false``) so the
+server cannot send it to an address that was not checked. Local paths and ``file://``
+need no network and stay allowed.
 """
 
 from __future__ import annotations
@@ -16,7 +20,9 @@ import re
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
+from urllib.parse import urlsplit
 
+from agent.net.address_policy import AddressRefused, Unresolvable
 from agent.retrieval.ingest import IngestItem
 from agent.sources.base import (
     Checkpoint,
@@ -62,6 +68,21 @@ def line_range(file_lines: list[str], chunk: str) -> tuple[int, int] | None:
     return None
 
 
+_SCP_LIKE = re.compile(r"^(?:[\w.-]+@)?(\[[^\]]+\]|[\w.-]+):(?!//)")
+_PORTS = {"http": 80, "https": 443, "ssh": 22, "git": 9418}
+
+
+def remote_host(target: str) -> tuple[str, int]:
+    """The server a Git target reaches, and its port; ``("", 0)`` for a local one."""
+    parts = urlsplit(target)
+    if parts.scheme in _PORTS:
+        return parts.hostname or "", parts.port or _PORTS[parts.scheme]
+    if parts.scheme or Path(target).expanduser().exists():
+        return "", 0  # file://, or a local path
+    match = _SCP_LIKE.match(target)  # git@host:team/repo.git
+    return (match.group(1).strip("[]"), 22) if match else ("", 0)
+
+
 class GitSource:
     def __init__(self, spec: SourceSpec, ctx: KindContext) -> None:
         self.spec = spec
@@ -76,6 +97,7 @@ class GitSource:
         self.globs = globs + (list(CODE_GLOBS) if self.code_comments else [])
         self.limit = int(spec.option("max_bytes", DEFAULT_MAX_BYTES))
         self.web = web_base(spec.target, spec.option("web_url"))
+        self.policy = ctx.policy(spec)
         self._commit = ""
         self._existing: set[str] = set()
 
@@ -108,8 +130,20 @@ class GitSource:
         pass
 
     # -- git ------------------------------------------------------------------
+    def _check_address(self) -> None:
+        """Before git reaches a server (http(s), ssh, git://): its host must pass the policy."""
+        host, port = remote_host(self.target)
+        if not host:
+            return  # a local path or file://: no network
+        try:
+            self.policy.addresses(host, port)
+        except (AddressRefused, Unresolvable) as exc:
+            raise SourceError(f"{self.target}: {exc}") from None
+
     def _git(self, *args: str, repo: bool = True) -> bytes:
-        command = ["git", *(["--git-dir", str(self.repo)] if repo else []), *args]
+        # No redirects: git connects by itself, so a redirect's address is never checked.
+        command = ["git", "-c", "http.followRedirects=false",
+                   *(["--git-dir", str(self.repo)] if repo else []), *args]  # fmt: skip
         env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
         try:
             done = subprocess.run(command, capture_output=True, env=env, timeout=600, check=False)
@@ -129,6 +163,7 @@ class GitSource:
         return done.stdout
 
     def _update(self) -> str:
+        self._check_address()
         if not (self.repo / "HEAD").exists():
             self.repo.parent.mkdir(parents=True, exist_ok=True)
             self._git("clone", "--bare", "--quiet", self.target, str(self.repo), repo=False)

@@ -47,7 +47,7 @@ class ListedSource(ABC):
     def __init__(self, spec: SourceSpec, ctx: KindContext, headers: dict[str, str]) -> None:
         self.spec = spec
         self.limit = http.max_bytes(spec)
-        self.http = http.client(ctx.timeout_s, headers)
+        self.http = http.client(ctx.timeout_s, ctx.policy(spec), headers, follow_redirects=True)
         self._existing: set[str] = set()
         self._versions: dict[str, str] = {}
 

@@ -42,7 +42,9 @@ CREATE TABLE IF NOT EXISTS sources (
     documents INTEGER NOT NULL DEFAULT 0,
     checkpoint TEXT NOT NULL DEFAULT '{}',
     -- the scope and pipeline the checkpoint was made with: another one means a full load
-    basis TEXT NOT NULL DEFAULT ''
+    basis TEXT NOT NULL DEFAULT '',
+    -- 1: the source may reach private and local addresses (`sources add --allow-private`)
+    allow_private INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS source_documents (
     name TEXT NOT NULL,
@@ -126,6 +128,13 @@ class SqliteSourceStore:
         self._db.execute("PRAGMA busy_timeout=10000")
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.executescript(_SCHEMA)
+        with self._lock, immediate(self._db):
+            columns = {str(r[1]) for r in self._db.execute("PRAGMA table_info(sources)")}
+            if "allow_private" not in columns:
+                # A file from before the address policy: its sources keep the rule (off).
+                self._db.execute(
+                    "ALTER TABLE sources ADD COLUMN allow_private INTEGER NOT NULL DEFAULT 0"
+                )
 
     def close(self) -> None:
         with self._lock:
@@ -141,9 +150,10 @@ class SqliteSourceStore:
                 )
             self._db.execute(
                 "INSERT INTO sources (name, kind, target, scope, every_s, options, created_at, "
-                "next_run) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "next_run, allow_private) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (spec.name, spec.kind, spec.target, spec.scope, spec.every_s,
-                 json.dumps(dict(spec.options), sort_keys=True), now, now),
+                 json.dumps(dict(spec.options), sort_keys=True), now, now,
+                 int(spec.allow_private)),
             )  # fmt: skip
 
     def delete(self, name: str) -> None:
@@ -251,7 +261,11 @@ def local_sources(catalog_file: Path) -> list[SourceSpec]:
         return []
     try:
         with contextlib.closing(sqlite3.connect(f"file:{catalog_file}?mode=ro", uri=True)) as db:
-            rows = db.execute(f"{SELECT_SOURCES} ORDER BY name").fetchall()
+            columns = {str(r[1]) for r in db.execute("PRAGMA table_info(sources)")}
+            query = SELECT_SOURCES
+            if "allow_private" not in columns:  # a file from before the column: rule on
+                query = query.replace("basis, allow_private", "basis, 0")
+            rows = db.execute(f"{query} ORDER BY name").fetchall()
     except sqlite3.Error:
         return []  # not a sources table we can read: nothing to move
     return [state_of(row).spec for row in rows]
@@ -259,15 +273,17 @@ def local_sources(catalog_file: Path) -> list[SourceSpec]:
 
 SELECT_SOURCES = (
     "SELECT name, kind, target, scope, every_s, options, created_at, last_sync, last_ok, "
-    "last_error, failures, next_run, documents, checkpoint, basis FROM sources"
+    "last_error, failures, next_run, documents, checkpoint, basis, allow_private FROM sources"
 )
 
 
 def state_of(row: Any) -> SourceState:
     """A row of :data:`SELECT_SOURCES` (either database) as a :class:`SourceState`."""
     (name, kind, target, scope, every_s, options, created_at, last_sync, last_ok, last_error,
-     failures, next_run, documents, checkpoint, basis) = row  # fmt: skip
-    spec = SourceSpec(name, kind, target, scope, float(every_s), json.loads(options))
+     failures, next_run, documents, checkpoint, basis, allow_private) = row  # fmt: skip
+    spec = SourceSpec(
+        name, kind, target, scope, float(every_s), json.loads(options), bool(allow_private)
+    )
     return SourceState(
         spec, float(created_at), last_sync, last_ok, last_error, int(failures), float(next_run),
         int(documents), json.loads(checkpoint), str(basis),

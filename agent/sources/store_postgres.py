@@ -44,6 +44,8 @@ CREATE TABLE IF NOT EXISTS sources (
     failures INTEGER NOT NULL DEFAULT 0, next_run DOUBLE PRECISION NOT NULL,
     documents INTEGER NOT NULL DEFAULT 0, checkpoint TEXT NOT NULL DEFAULT '{}',
     basis TEXT NOT NULL DEFAULT '');
+-- The address policy's opt-in (`sources add --allow-private`); rows from before it: off.
+ALTER TABLE sources ADD COLUMN IF NOT EXISTS allow_private BOOLEAN NOT NULL DEFAULT FALSE;
 CREATE TABLE IF NOT EXISTS source_documents (
     name TEXT NOT NULL, source TEXT NOT NULL, PRIMARY KEY (name, source));
 -- owned_elsewhere asks by document key across every source.
@@ -105,10 +107,10 @@ class PostgresSourceStore:
         # ON CONFLICT: two hosts adding one name at once, one of them is told.
         added = self._rows(
             "INSERT INTO sources (name, kind, target, scope, every_s, options, created_at, "
-            "next_run) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (name) DO NOTHING "
-            "RETURNING name",
+            "next_run, allow_private) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) "
+            "ON CONFLICT (name) DO NOTHING RETURNING name",
             (spec.name, spec.kind, spec.target, spec.scope, spec.every_s,
-             json.dumps(dict(spec.options), sort_keys=True), now, now),
+             json.dumps(dict(spec.options), sort_keys=True), now, now, spec.allow_private),
         )  # fmt: skip
         if not added:
             raise SourceExistsError(

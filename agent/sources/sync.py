@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agent.net.address_policy import Resolver, system_resolver
 from agent.retrieval.ingest import (
     Ingestor,
     IngestReport,
@@ -79,6 +80,7 @@ class SourceSync:
         work_dir: Path,
         forget: Forget | None = None,
         clock: Callable[[], float] = time.time,
+        resolver: Resolver = system_resolver,
     ) -> None:
         self.kb = kb
         self.store = store
@@ -87,10 +89,13 @@ class SourceSync:
         self.work_dir = work_dir
         self.forget = forget
         self.clock = clock
+        self.resolver = resolver
 
-    def context(self, spec: SourceSpec) -> KindContext:
+    def context(self, spec: SourceSpec, *, one_off: bool = False) -> KindContext:
         timeout = float(spec.option("timeout_s", 30.0))
-        return KindContext(self.env, self.work_dir / spec.name, timeout)
+        return KindContext(
+            self.env, self.work_dir / spec.name, timeout, self.resolver, one_off=one_off
+        )
 
     def sync(
         self,
@@ -164,7 +169,7 @@ class SourceSync:
 
     def one_off(self, spec: SourceSpec, progress: ProgressCallback | None = None) -> IngestReport:
         """Load a source once without storing it (``teamrag ingest URL``)."""
-        kind = self.registry.get(spec.kind).build(spec, self.context(spec))
+        kind = self.registry.get(spec.kind).build(spec, self.context(spec, one_off=True))
         try:
             return Ingestor(self.kb).ingest(kind.load_all(), scope=spec.scope, progress=progress)
         finally:

@@ -6,6 +6,8 @@ seen last time skips the page without a request; otherwise a conditional GET
 each page's links in the checkpoint, so a 304 page still leads to its children.
 robots.txt is respected; a page the site removed (404/410), or no longer links to,
 leaves the knowledge base; a page that fails (5xx, timeout) keeps its old version.
+Every fetch passes the address policy (agent/net/address_policy.py); a redirect is
+followed within the site only, and one to another site is reported, not fetched.
 """
 
 from __future__ import annotations
@@ -101,7 +103,7 @@ class WebSource:
         self.max_pages = int(spec.option("max_pages", 500))
         self.depth = int(spec.option("depth", 3))
         self.limit = http.max_bytes(spec)
-        self.http = http.client(ctx.timeout_s)
+        self.http = http.client(ctx.timeout_s, ctx.policy(spec))
         self._pages: dict[str, dict[str, Any]] = {}
         self._robots: urllib.robotparser.RobotFileParser | None = None
 
@@ -189,6 +191,11 @@ class WebSource:
             if url == self.start:
                 raise SourceError(http.describe(exc, url)) from None
             return _Visit(url, failed(url, http.describe(exc, url)), old_links, known)
+        if page.redirect is not None:
+            reason = f"redirects to {page.redirect}, another site; not followed"
+            if url == self.start:
+                raise SourceError(f"{url} {reason} (add that URL as the source instead)")
+            return _Visit(url, skipped(url, reason))
         if page.status == 304 and known:
             return _Visit(url, unchanged(url), old_links, {**known, "lastmod": lastmod})
         if page.status in (404, 410):
@@ -225,16 +232,16 @@ class WebSource:
         parts = urlsplit(self.start)
         url = f"{parts.scheme}://{parts.netloc}/robots.txt"
         try:
-            response = self.http.get(url)
+            response = http.get(self.http, url, limit=512 * 1024)  # RFC 9309: 500 KiB at least
         except httpx.HTTPError as exc:
             raise SourceError(http.describe(exc, url)) from None
-        if response.status_code >= 500:
+        if response.status >= 500:
             # RFC 9309: an unreachable robots.txt means "crawl nothing" for now.
-            raise SourceError(f"{url} answered HTTP {response.status_code}; trying again later")
-        if response.status_code >= 400:
-            return None  # no robots.txt: everything is allowed
+            raise SourceError(f"{url} answered HTTP {response.status}; trying again later")
+        if response.status >= 400 or response.redirect is not None or response.too_large:
+            return None  # no robots.txt on this site: everything is allowed
         robots = urllib.robotparser.RobotFileParser(url)
-        robots.parse(response.text.splitlines())
+        robots.parse(response.body.decode("utf-8", "replace").splitlines())
         return robots
 
     def _sitemap_pages(self) -> list[tuple[str, str]]:
@@ -247,6 +254,11 @@ class WebSource:
                 fetched = http.get(self.http, url, limit=50 * 1024 * 1024)
             except httpx.HTTPError as exc:
                 raise SourceError(http.describe(exc, url)) from None
+            if fetched.redirect is not None:
+                raise SourceError(
+                    f"the sitemap {url} redirects to {fetched.redirect}, another site; not "
+                    "followed (add that URL as the source instead)"
+                )
             if fetched.status >= 400:
                 raise SourceError(f"the sitemap {url} answered HTTP {fetched.status}")
             found, children = sitemap_entries(fetched.body)

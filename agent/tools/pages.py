@@ -5,7 +5,8 @@ inside the team's network: a fetch of ``http://10.0.0.5/admin`` or a cloud metad
 address would turn the bot into a proxy into that network (SSRF). So every address a
 host name resolves to must be public, the request goes to the address that was checked
 (a second lookup could answer differently: DNS rebinding), redirects are followed by
-hand and checked hop by hop, and the body is read up to a size limit within a time
+hand, only within the site, and checked hop by hop (the rule is
+agent/net/address_policy.py), and the body is read up to a size limit within a time
 limit. ``allow_private`` lifts the address rule for tests, whose servers listen on
 127.0.0.1; the pinning still applies.
 """
@@ -13,14 +14,16 @@ limit. ``allow_private`` lifts the address rule for tests, whose servers listen 
 from __future__ import annotations
 
 import asyncio
-import ipaddress
-import socket
 from dataclasses import dataclass
-from urllib.parse import urljoin, urlparse
+from urllib.parse import urljoin
 
 import httpx
 
+from agent.net.address_policy import AddressPolicy, AddressRefused, Unresolvable, same_site
+from agent.net.guarded import pinned
 from agent.tools.errors import ToolError
+
+__all__ = ["FetchLimits", "check_url", "fetch_page", "pinned", "summarize_url"]
 
 MAX_REDIRECTS = 3
 MAX_TEXT_CHARS = 4000  # what the model is shown of a page
@@ -33,53 +36,18 @@ class FetchLimits:
     allow_private: bool = False
 
 
-def _refused(address: str) -> bool:
-    ip = ipaddress.ip_address(address)
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    return (
-        ip.is_private
-        or ip.is_loopback
-        or ip.is_link_local
-        or ip.is_multicast
-        or ip.is_reserved
-        or ip.is_unspecified
-    )
+# What lifts the address rule for summarize_url (bots/settings.py: allow_private_urls).
+OPT_IN = "set TEAMRAG_ALLOW_PRIVATE_URLS=true (meant for tests on 127.0.0.1)"
 
 
 async def check_url(url: str, allow_private: bool) -> str:
     """The address to connect to for ``url``; :class:`ToolError` unless ``url`` is http(s)
     and every address of its host is public (or private addresses are allowed)."""
-    parsed = urlparse(url)
-    if parsed.scheme not in ("http", "https") or not parsed.hostname:
-        raise ToolError(f"only http and https URLs can be fetched, not {url!r}")
-    host = parsed.hostname
+    policy = AddressPolicy(allow_private=allow_private, opt_in=OPT_IN)
     try:
-        infos = await asyncio.to_thread(
-            socket.getaddrinfo, host, parsed.port or 443, type=socket.SOCK_STREAM
-        )
-    except OSError as exc:
-        raise ToolError(f"cannot resolve {host}: {exc}") from exc
-    addresses = [str(info[4][0]).split("%")[0] for info in infos]  # drop IPv6 zone ids
-    for address in addresses:
-        if not allow_private and _refused(address):
-            raise ToolError(f"refused: {host} is a private or local address ({address})")
-    if not addresses:
-        raise ToolError(f"cannot resolve {host}: no address")
-    return addresses[0]
-
-
-def pinned(url: str, address: str) -> tuple[str, dict[str, str], dict[str, str]]:
-    """``url`` aimed at ``address``, with the Host header (and, for https, the TLS server
-    name the certificate is checked against) of the original host."""
-    parsed = urlparse(url)
-    host = parsed.hostname or ""
-    ip = f"[{address}]" if ":" in address else address
-    netloc = f"{ip}:{parsed.port}" if parsed.port else ip
-    target = parsed._replace(netloc=netloc).geturl()
-    headers = {"Host": f"{host}:{parsed.port}" if parsed.port else host}
-    extensions = {"sni_hostname": host} if parsed.scheme == "https" else {}
-    return target, headers, extensions
+        return (await asyncio.to_thread(policy.check_url, url)).address
+    except (AddressRefused, Unresolvable) as exc:
+        raise ToolError(str(exc)) from None
 
 
 async def fetch_page(url: str, limits: FetchLimits, client: httpx.AsyncClient) -> str:
@@ -93,7 +61,14 @@ async def fetch_page(url: str, limits: FetchLimits, client: httpx.AsyncClient) -
                     "GET", target, headers=headers, extensions=extensions, follow_redirects=False
                 ) as response:
                     if response.is_redirect and "location" in response.headers:
-                        url = urljoin(url, response.headers["location"])
+                        target = urljoin(url, response.headers["location"])
+                        if not same_site(url, target):
+                            # Reported, not fetched: the model may ask for it by name.
+                            raise ToolError(
+                                f"{url} redirects to {target}, another site; not followed "
+                                "(call summarize_url with that URL to read it)"
+                            )
+                        url = target
                         continue
                     if response.status_code >= 400:
                         raise ToolError(f"HTTP {response.status_code} from {url}")

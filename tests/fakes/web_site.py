@@ -1,7 +1,7 @@
 """A small website over real HTTP: pages, a sitemap with lastmod, robots.txt, ETags.
 
-Tests change pages while it runs (``set_page``, ``remove``), break it (``status``,
-``delay_s``) and count the requests it served per path, so "incremental sync fetches
+Tests change pages while it runs (``set_page``, ``remove``, ``redirects``), break it
+(``status``, ``delay_s``) and count the requests it served per path, so "incremental sync fetches
 only what changed" is checked on the wire. Run as a module it serves a generated site
 of N pages (the sync benchmark) until killed.
 """
@@ -49,6 +49,7 @@ class FakeSite:
         self.robots = robots
         self.requests: Counter[str] = Counter()
         self.status: dict[str, int] = {}  # path -> forced status
+        self.redirects: dict[str, str] = {}  # path -> where a 302 sends the client
         self.delay_s = 0.0
         self.sitemap_lastmod = True
         self._lock = threading.Lock()
@@ -98,6 +99,8 @@ class FakeSite:
             await asyncio.sleep(self.delay_s)
         if path in self.status:
             return web.Response(status=self.status[path], text="forced failure")
+        if path in self.redirects:
+            return web.Response(status=302, headers={"Location": self.redirects[path]})
         if path == "/robots.txt":
             return web.Response(text=self.robots, content_type="text/plain")
         if path == "/sitemap.xml":
