@@ -9,9 +9,11 @@ import json
 import re
 import shutil
 import subprocess
+from collections.abc import AsyncIterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import httpx
 import pytest
 
 from adapters.http.app import STATIC
@@ -21,28 +23,32 @@ from tests.http_support import http_service, http_settings
 pytestmark = pytest.mark.slow
 
 
-async def test_the_pages_send_a_strict_policy_and_no_framing(
-    sample_kb: KnowledgeBase, tmp_path: Path
-) -> None:
+@pytest.fixture
+async def anonymous(sample_kb: KnowledgeBase, tmp_path: Path) -> AsyncIterator[httpx.AsyncClient]:
+    """A client without a token on the service with its default settings."""
     async with (
         http_service(sample_kb, http_settings(tmp_path)) as service,
         service.client() as client,
     ):
-        for path in ("/", "/admin", "/static/app.js", "/api/conversations"):
-            headers = (await client.get(path)).headers
-            policy = headers["content-security-policy"]
-            directives = dict(
-                [*d.split(" ", 1), ""][:2] for d in (p.strip() for p in policy.split(";"))
-            )
-            assert directives["script-src"] == "'self'", (path, policy)
-            assert "unsafe-inline" not in policy and "unsafe-eval" not in policy
-            assert directives["frame-ancestors"] == "'none'"
-            assert directives["object-src"] == "'none'"
-            assert headers["x-frame-options"] == "DENY"
-            assert headers["x-content-type-options"] == "nosniff"
-            assert headers["referrer-policy"] == "no-referrer"
-        docs = (await client.get("/docs")).headers  # Swagger UI: no framing either
-        assert "frame-ancestors 'none'" in docs["content-security-policy"]
+        yield client
+
+
+async def test_the_pages_send_a_strict_policy_and_no_framing(anonymous: httpx.AsyncClient) -> None:
+    for path in ("/", "/admin", "/static/app.js", "/api/conversations"):
+        headers = (await anonymous.get(path)).headers
+        policy = headers["content-security-policy"]
+        directives = dict(
+            [*d.split(" ", 1), ""][:2] for d in (p.strip() for p in policy.split(";"))
+        )
+        assert directives["script-src"] == "'self'", (path, policy)
+        assert "unsafe-inline" not in policy and "unsafe-eval" not in policy
+        assert directives["frame-ancestors"] == "'none'"
+        assert directives["object-src"] == "'none'"
+        assert headers["x-frame-options"] == "DENY"
+        assert headers["x-content-type-options"] == "nosniff"
+        assert headers["referrer-policy"] == "no-referrer"
+    docs = (await anonymous.get("/docs")).headers  # Swagger UI: no framing either
+    assert "frame-ancestors 'none'" in docs["content-security-policy"]
 
 
 @pytest.mark.parametrize("page", ["index.html", "admin.html"])
@@ -181,12 +187,8 @@ async def test_a_huge_offset_and_a_lone_surrogate_are_422_and_cost_no_quota(
 
 
 async def test_readyz_and_metrics_are_not_on_the_service_port(
-    sample_kb: KnowledgeBase, tmp_path: Path
+    anonymous: httpx.AsyncClient,
 ) -> None:
-    async with (
-        http_service(sample_kb, http_settings(tmp_path)) as service,
-        service.client() as client,
-    ):
-        assert (await client.get("/healthz")).text == "ok"
-        assert (await client.get("/readyz")).status_code == 404
-        assert (await client.get("/metrics")).status_code == 404
+    assert (await anonymous.get("/healthz")).text == "ok"
+    assert (await anonymous.get("/readyz")).status_code == 404
+    assert (await anonymous.get("/metrics")).status_code == 404
