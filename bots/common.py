@@ -31,6 +31,7 @@ from agent.retrieval.knowledge_base import KnowledgeBase, SearchMode
 from agent.retrieval.vectors import VectorStoreError
 from agent.sources.store import local_sources
 from agent.sources.store_postgres import has_sources
+from bots.data_folder import DataFolderError, make_private
 from bots.settings import Settings, SettingsError, load_settings
 from bots.wiring import build_knowledge_base
 
@@ -128,9 +129,15 @@ def search_mode_or_exit(mode: str) -> SearchMode:
 
 def settings_or_exit() -> Settings:
     try:
-        return load_settings()
+        settings = load_settings()
     except SettingsError as exc:
         raise fail(str(exc), 2) from None
+    try:
+        # Before any store opens: what they create is the owner's alone (bots/data_folder.py).
+        make_private(settings.data_dir)
+    except DataFolderError as exc:
+        raise fail(str(exc)) from None
+    return settings
 
 
 @contextmanager

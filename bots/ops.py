@@ -7,7 +7,9 @@ load balancer stops sending work meanwhile. ``/metrics`` is for Prometheus.
 
 The Slack HTTP server mounts them on its own port (:func:`ops_routes`); the
 Discord bot and Socket Mode, which serve no HTTP, start a small server for them
-(:func:`start_ops_server`, on ``TEAMRAG_OPS_PORT``).
+(:func:`start_ops_server`, on ``TEAMRAG_OPS_PORT``), and so does ``teamrag serve``,
+whose public port keeps only ``/healthz`` (``/readyz`` names the data folder and the
+back-ends).
 """
 
 from __future__ import annotations

@@ -143,8 +143,16 @@ def serve(
     settings = settings_or_exit()
     # Bound before the knowledge base loads: a taken port is said at once, with the fix.
     listening = listening_socket(host, port or settings.http_port, "TEAMRAG_HTTP_PORT")
+    try:
+        ports = BoundPorts.bind(settings)  # /readyz and /metrics: TEAMRAG_OPS_PORT only
+    except typer.Exit:
+        listening.close()
+        raise
 
     def run(services: ChatServices, kb: KnowledgeBase) -> Awaitable[None]:
-        return serve_http(settings, services, kb, listening)
+        return serve_http(settings, services, kb, listening, ops=ports.ops)
 
-    run_async(_with_chat_services(settings, ChannelRules(), run))
+    try:
+        run_async(_with_chat_services(settings, ChannelRules(), run))
+    finally:
+        ports.close()

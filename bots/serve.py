@@ -12,11 +12,11 @@ import logging
 import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
 
 import uvicorn
 from fastapi import FastAPI
 
+from adapters.chat.metrics import Metrics
 from adapters.chat.services import ChatServices
 from adapters.http.accounts import AccountStore
 from adapters.http.api_admin import document_row
@@ -29,6 +29,7 @@ from adapters.http.turns import HttpTurns
 from agent.retrieval.knowledge_base import KnowledgeBase
 from bots.checks import readiness
 from bots.common import on_sigterm
+from bots.ops import ops_server
 from bots.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -50,13 +51,6 @@ async def open_http_app(
     """The application on ``services``; at the end, the turns under way finish and are
     stored before the database closes."""
     db = open_database(settings)
-    checks = readiness(settings, redis=services.link)
-
-    async def ready() -> tuple[bool, dict[str, Any]]:
-        results = await checks.results()
-        ok = all(r.ok for r in results)
-        return ok, {"ready": ok, "checks": [r.to_dict() for r in results]}
-
     try:
         ctx = HttpContext(
             services=services,
@@ -64,9 +58,10 @@ async def open_http_app(
             conversations=ConversationStore(db),
             tokens=tokens(settings),
             max_input_chars=settings.max_input_chars,
+            max_body_bytes=settings.http_max_body_bytes,
+            max_history_chars=settings.http_max_history_chars,
             default_scope=settings.default_scope,
             documents=lambda: [document_row(d) for d in kb.catalog.documents()],
-            readiness=ready,
         )
         app = create_app(ctx)
         try:
@@ -75,34 +70,50 @@ async def open_http_app(
             turns: HttpTurns = app.state.turns
             await turns.drain()
     finally:
-        await checks.aclose()
         db.close()
 
 
 async def serve_http(
-    settings: Settings, services: ChatServices, kb: KnowledgeBase, listening: socket.socket
+    settings: Settings,
+    services: ChatServices,
+    kb: KnowledgeBase,
+    listening: socket.socket,
+    ops: socket.socket | None = None,
 ) -> None:
     """Serve on ``listening`` (bound by the caller, which says what to do when the port is
-    taken) until SIGTERM."""
+    taken) until SIGTERM; /readyz and /metrics on ``ops`` (TEAMRAG_OPS_PORT) only, since
+    /readyz names the data folder and the back-ends."""
+    checks = readiness(settings, redis=services.link)
+    metrics = services.metrics or Metrics()
+    try:
+        async with (
+            ops_server(settings.ops_port, checks, metrics, listening=ops),
+            open_http_app(settings, services, kb) as app,
+        ):
+            await _run_uvicorn(settings, app, listening)
+    finally:
+        await checks.aclose()
+
+
+async def _run_uvicorn(settings: Settings, app: FastAPI, listening: socket.socket) -> None:
     host, port = listening.getsockname()[:2]
-    async with open_http_app(settings, services, kb) as app:
-        config = uvicorn.Config(
-            app,
-            host=host,
-            port=port,
-            log_level=settings.log_level.lower(),
-            # Our own logging is configured already; uvicorn's would replace it.
-            log_config=None,
-            timeout_graceful_shutdown=30,
-        )
-        server = uvicorn.Server(config)
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level=settings.log_level.lower(),
+        # Our own logging is configured already; uvicorn's would replace it.
+        log_config=None,
+        timeout_graceful_shutdown=30,
+    )
+    server = uvicorn.Server(config)
 
-        def finish() -> None:
-            # SIGTERM: stop taking requests and let the answers under way finish, instead of
-            # the CLI's default of cancelling everything (uvicorn's own handler sees the
-            # signal too, but the event loop's handler would cancel first).
-            server.should_exit = True
+    def finish() -> None:
+        # SIGTERM: stop taking requests and let the answers under way finish, instead of
+        # the CLI's default of cancelling everything (uvicorn's own handler sees the
+        # signal too, but the event loop's handler would cancel first).
+        server.should_exit = True
 
-        log.info("teamrag serve on http://%s:%s (docs at /docs, web chat at /)", host, port)
-        with on_sigterm(finish):
-            await server.serve(sockets=[listening])
+    log.info("teamrag serve on http://%s:%s (docs at /docs, web chat at /)", host, port)
+    with on_sigterm(finish):
+        await server.serve(sockets=[listening])

@@ -251,6 +251,21 @@ class Settings(BaseSettings):
         default_factory=list, description="Only answer members with one of these role ids."
     )
 
+    # What one request to the HTTP service (teamrag serve) may carry
+    http_max_body_bytes: int = Field(
+        1_048_576,
+        ge=1024,
+        le=1 << 30,
+        description="A request body to `teamrag serve` over this many bytes is refused (413).",
+    )
+    http_max_history_chars: int = Field(
+        100_000,
+        ge=1000,
+        le=10_000_000,
+        description="The messages of one /v1/chat/completions request, all together, may "
+        "hold this many characters (413 over it).",
+    )
+
     # The HTTP service (teamrag serve)
     http_port: int = Field(8080, ge=1, le=65535, description="Port of `teamrag serve`.")
     jwt_secret: str | None = Field(

@@ -374,9 +374,7 @@ async def test_ops_endpoints_and_docs(sample_kb: KnowledgeBase, tmp_path: Path) 
         http_service(sample_kb, http_settings(tmp_path)) as service,
         httpx.AsyncClient(base_url=service.url) as client,
     ):
-        assert (await client.get("/healthz")).text == "ok"
-        assert (await client.get("/readyz")).json()["ready"] is True
-        assert "teamrag_" in (await client.get("/metrics")).text
+        assert (await client.get("/healthz")).text == "ok"  # /readyz, /metrics: the ops port
         schema = (await client.get("/openapi.json")).json()
         assert {"/api/chat", "/api/conversations", "/v1/chat/completions"} <= set(schema["paths"])
         assert (await client.get("/docs")).status_code == 200

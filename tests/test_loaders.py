@@ -65,6 +65,27 @@ def test_html_keeps_main_text_and_drops_navigation(tmp_path: Path) -> None:
     assert any(s.heading.endswith("VPN") for s in doc.sections)
 
 
+@pytest.mark.parametrize(
+    "href",
+    [
+        "javascript:alert(document.domain)",
+        " JavaScript:alert(1)",
+        "javascript&colon;alert(1)",
+        "data:text/html,<b>x</b>",
+        "//evil.example/x",
+        "/relative/page",
+    ],
+)
+def test_html_canonical_link_that_is_not_http_is_dropped(tmp_path: Path, href: str) -> None:
+    # The link becomes the source's href in the web chat: only http(s) may reach it.
+    html = f"""<html><head><title>Policy</title><link rel="canonical" href="{href}"></head>
+    <body><article><h1>Policy</h1><p>Expense reports are due on the fifth working day of
+    the month, with receipts attached for every item over 30,000 won.</p></article></body></html>"""
+    doc = load_document(tmp_path / "p.html", html.encode())
+    assert doc.link is None
+    assert "fifth working day" in "\n".join(s.text for s in doc.sections)
+
+
 def test_docx_headings_and_tables(tmp_path: Path) -> None:
     d = docx.Document()
     d.add_heading("팀 FAQ", level=1)

@@ -36,14 +36,20 @@ def _env(tmp_path: Path) -> dict[str, str]:
 
 
 def test_serve_answers_on_its_port_and_stops_on_sigterm(tmp_path: Path) -> None:
+    """Also: /readyz and /metrics only on TEAMRAG_OPS_PORT, and the data folder private,
+    including what an older version left open (tightened at start, said once)."""
     env = _env(tmp_path)
     _teamrag(env, "ingest", str(SAMPLES / "glossary.txt"))
     _teamrag(env, "users", "add", "minji")
     token = _teamrag(env, "users", "token", "minji").strip()
-    port = free_port()
+    data = tmp_path / "data"
+    opened = [data, *data.rglob("*")]  # as an older version left them: 0755 and 0644
+    for path in opened:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    port, ops_port = free_port(), free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "bots", "serve", "--port", str(port)],
-        env=env,
+        env=env | {"TEAMRAG_OPS_PORT": str(ops_port)},
         stderr=subprocess.PIPE,
         text=True,
     )
@@ -65,12 +71,25 @@ def test_serve_answers_on_its_port_and_stops_on_sigterm(tmp_path: Path) -> None:
         body = answer.json()
         assert "coordinates an incident" in body["response"], body
         assert body["sources"][0]["source"].endswith("glossary.txt")
+        for name in ("/readyz", "/metrics"):
+            assert httpx.get(f"http://127.0.0.1:{port}{name}").status_code == 404
+            assert httpx.get(f"http://127.0.0.1:{ops_port}{name}", timeout=30).status_code == 200
+        assert httpx.get(f"http://127.0.0.1:{port}/healthz").text == "ok"
         server.send_signal(signal.SIGTERM)
         assert server.wait(timeout=60) == 0
     finally:
         if server.poll() is None:
             server.kill()
             server.wait()
+    log = "".join(seen) + server.stderr.read()
+    assert log.count("took group and other access off") == 1, log
+    assert f"off {len(opened)} files and folders" in log
+    stored = {p.name for p in data.rglob("*")}
+    private = {"http.sqlite", "memory.sqlite", "catalog.sqlite3", "usage.sqlite", "jwt_secret"}
+    private |= {"feedback.sqlite", "answer_cache.sqlite"}
+    assert private <= stored, stored
+    wide = {str(p): oct(p.stat().st_mode & 0o777) for p in [data, *data.rglob("*")]}
+    assert {p: m for p, m in wide.items() if int(m, 8) & 0o077} == {}
 
 
 def test_a_taken_port_is_said_with_the_fix(tmp_path: Path) -> None:

@@ -19,6 +19,8 @@ from adapters.http.schemas import (
 )
 from adapters.http.security import CurrentAccount, context
 
+MAX_OFFSET = 2**63 - 1  # SQL takes a signed 64-bit offset
+
 router = APIRouter(prefix="/api", tags=["records"])
 
 
@@ -40,7 +42,8 @@ async def list_conversations(
     request: Request,
     account: CurrentAccount,
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    # A larger one failed in SQLite (OverflowError) with 500.
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
 ) -> dict[str, Any]:
     """Your conversations, most recently updated first."""
     store = context(request).conversations

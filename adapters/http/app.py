@@ -1,11 +1,11 @@
-"""The FastAPI application: the API routers, the web pages and the ops endpoints."""
+"""The FastAPI application: the API routers, the web pages and ``/healthz``."""
 
 from __future__ import annotations
 
 from importlib import resources
 from typing import Any
 
-from fastapi import FastAPI, HTTPException, Request
+from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
@@ -13,6 +13,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from adapters.http import api_admin, api_chat, api_records, openai_api
 from adapters.http.context import HttpContext
+from adapters.http.protections import Protections
 from adapters.http.turns import HttpTurns
 
 STATIC = resources.files("adapters.http") / "static"
@@ -38,6 +39,7 @@ def create_app(ctx: HttpContext) -> FastAPI:
         version="0.1.0",
     )
     app.state.ctx = ctx
+    app.add_middleware(Protections, max_body_bytes=ctx.max_body_bytes)
     app.state.turns = HttpTurns(ctx)
     for module in (api_chat, api_records, api_admin, openai_api):
         app.include_router(module.router)
@@ -56,23 +58,11 @@ def create_app(ctx: HttpContext) -> FastAPI:
             return openai_api.openai_error(422, reason)
         return JSONResponse({"detail": reason, "errors": jsonable(exc.errors())}, status_code=422)
 
+    # /readyz (which names the data folder and the back-ends) and /metrics are served on
+    # TEAMRAG_OPS_PORT only (bots/serve.py), not to whoever reaches the service port.
     @app.get("/healthz", include_in_schema=False)
     async def healthz() -> PlainTextResponse:
         return PlainTextResponse("ok")
-
-    @app.get("/readyz", include_in_schema=False)
-    async def readyz() -> JSONResponse:
-        if ctx.readiness is None:
-            return JSONResponse({"ready": True, "checks": []})
-        ready, body = await ctx.readiness()
-        return JSONResponse(body, status_code=200 if ready else 503)
-
-    @app.get("/metrics", include_in_schema=False)
-    async def metrics(request: Request) -> Response:
-        if ctx.services.metrics is None:
-            raise HTTPException(404, "metrics are off")
-        body, content_type = ctx.services.metrics.exposition(request.headers.get("accept", ""))
-        return Response(body, headers={"Content-Type": content_type})
 
     @app.get("/", include_in_schema=False)
     async def index() -> FileResponse:

@@ -3,7 +3,7 @@ own stores. Built by ``bots/serve.py`` (or a test) and kept on ``app.state``."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,10 +23,6 @@ def conversation_thread_id(conversation_id: str) -> str:
     return Turn("", PLATFORM, WORKSPACE, CHANNEL, conversation_id).thread_id
 
 
-Readiness = Callable[[], Awaitable[tuple[bool, dict[str, Any]]]]
-"""(ready, the body of /readyz)."""
-
-
 @dataclass
 class HttpContext:
     services: ChatServices
@@ -35,9 +31,12 @@ class HttpContext:
     tokens: Tokens
     # The agent's own input guard has this limit too; checked first to answer 422.
     max_input_chars: int = 4000
+    # TEAMRAG_HTTP_MAX_BODY_BYTES: a request body over it is refused (413) as it arrives.
+    max_body_bytes: int = 1_048_576
+    # TEAMRAG_HTTP_MAX_HISTORY_CHARS: the messages of one /v1 request, all together.
+    max_history_chars: int = 100_000
     # What an account without scopes of its own may search (TEAMRAG_DEFAULT_SCOPE).
     default_scope: str = "public"
     # The documents and their scopes in the knowledge base (for /admin).
     documents: Callable[[], list[dict[str, Any]]] = field(default=lambda: [])
-    readiness: Readiness | None = None
     model_name: str = "teamrag"

@@ -28,7 +28,7 @@ from adapters.http.accounts import Account
 from adapters.http.api_chat import SSE_HEADERS, turns
 from adapters.http.conversations import title_of
 from adapters.http.security import CurrentAccount, context
-from adapters.http.turns import LiveTurn, TurnRefused
+from adapters.http.turns import LiveTurn, TurnRefused, check_text
 from agent.events import Token
 
 router = APIRouter(prefix="/v1", tags=["openai"])
@@ -94,7 +94,24 @@ async def models(request: Request, account: CurrentAccount) -> dict[str, Any]:
     }
 
 
+def check_history(messages: Sequence[ChatMessage], limit: int) -> None:
+    """The whole history, refused when over ``limit`` characters (the client sends it with
+    every request; before, 100 MB of it were taken with 200) or when it is not text."""
+    size = 0
+    for number, message in enumerate(messages):
+        text = message.text()
+        check_text(text, f"messages[{number}]")
+        size += len(text)
+    if size > limit:
+        raise TurnRefused(
+            413,
+            f"the messages hold {size} characters; the limit is {limit} "
+            "(TEAMRAG_HTTP_MAX_HISTORY_CHARS): start a new chat or send less history",
+        )
+
+
 async def _start(request: Request, account: Account, body: CompletionRequest) -> LiveTurn:
+    check_history(body.messages, context(request).max_history_chars)
     talk = [(m.role, m.text()) for m in body.messages if m.role in ("user", "assistant")]
     if not talk or talk[-1][0] != "user":
         raise TurnRefused(422, "the last message must be the user's question (role 'user')")

@@ -50,6 +50,20 @@ class TurnRefused(Exception):
         self.headers = headers or {}
 
 
+def check_text(text: str, where: str) -> None:
+    """Text that cannot be stored or searched: a lone surrogate ("\\ud800" in JSON) is
+    valid JSON but not Unicode text; refused before the turn is admitted (before, it
+    failed deep in the turn with 500, after it had counted against the quota)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise TurnRefused(
+            422,
+            f"{where}: character {exc.start} is a lone surrogate "
+            f"({text[exc.start]!a}), not text: send valid UTF-8",
+        ) from None
+
+
 @dataclass
 class LiveTurn:
     """A turn under way: its events for a streaming client, and its response."""
@@ -78,6 +92,7 @@ class HttpTurns:
         self._running: set[asyncio.Task[None]] = set()
 
     def check_query(self, query: str) -> str:
+        check_text(query, "query")
         text = query.strip()
         if not text:
             raise TurnRefused(422, 'the question is empty: send it in "query"')

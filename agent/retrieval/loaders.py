@@ -176,8 +176,16 @@ def load_html(path: Path, data: bytes) -> LoadedDocument:
     return LoadedDocument(
         title=title or _title_from_markdown(main, path.stem),
         sections=markdown_sections(main),
-        link=link_match.group(1) if link_match else None,
+        link=web_link(html_lib.unescape(link_match.group(1))) if link_match else None,
     )
+
+
+def web_link(link: str) -> str | None:
+    """``link`` when it is an http(s) address, else None: a page's canonical link becomes
+    the source's link in every answer and on the web page, so a ``javascript:`` or
+    ``data:`` one would run in the reader's browser when clicked."""
+    link = link.strip()
+    return link if re.match(r"https?://[^\s]+$", link, re.IGNORECASE) else None
 
 
 def load_docx(path: Path, data: bytes) -> LoadedDocument:

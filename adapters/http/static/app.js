@@ -114,10 +114,7 @@ function renderFinal(div, final) {
       const li = document.createElement("li");
       li.id = `src-${final.message_id}-${s.number}`;
       li.value = s.number;
-      const where = s.location ? ` · ${s.location}` : "";
-      li.innerHTML = s.link
-        ? `<a href="${escapeHtml(s.link)}" target="_blank" rel="noopener">${escapeHtml(s.title || s.source)}</a>${escapeHtml(where)}`
-        : `${escapeHtml(s.title || s.source)}${escapeHtml(where)} <span class="meta">${escapeHtml(s.source)}</span>`;
+      li.innerHTML = sourceItemHtml(s);
       ol.append(li);
     }
     div.append(ol);
@@ -125,7 +122,8 @@ function renderFinal(div, final) {
       a.addEventListener("click", (event) => {
         const source = sources.find((s) => String(s.number) === a.dataset.n);
         const item = div.querySelector(`#src-${final.message_id}-${a.dataset.n}`);
-        if (source && source.link) { window.open(source.link, "_blank", "noopener"); event.preventDefault(); }
+        const link = source && webLink(source.link);
+        if (link) { window.open(link, "_blank", "noopener"); event.preventDefault(); }
         if (item) {
           for (const li of div.querySelectorAll(".sources li")) li.classList.remove("highlight");
           item.classList.add("highlight");

@@ -57,12 +57,6 @@ function toggleLanguage() {
   translatePage();
 }
 
-function escapeHtml(text) {
-  return String(text).replace(/[&<>"']/g, (c) => ({
-    "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;",
-  }[c]));
-}
-
 function authHeaders() {
   const token = localStorage.getItem("teamrag.token");
   return token ? { Authorization: `Bearer ${token}` } : {};
