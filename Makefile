@@ -16,10 +16,13 @@ $(BIN)/.installed: pyproject.toml
 
 install: $(BIN)/.installed
 
+# The sample company lives in its own data folder: a team's own folder (.teamrag, or
+# TEAMRAG_DATA_DIR) starts empty, so its answers never quote the samples.
+DEMO_DATA ?= .teamrag-demo
 demo: $(BIN)/.installed
-	$(BIN)/teamrag ingest samples/kb
-	$(BIN)/teamrag ask "Postgres 백업은 며칠 동안 보관되나요?"
-	$(BIN)/teamrag ask "When and where is the on-call handover?"
+	TEAMRAG_DATA_DIR=$(DEMO_DATA) $(BIN)/teamrag ingest samples/kb
+	TEAMRAG_DATA_DIR=$(DEMO_DATA) $(BIN)/teamrag ask "Postgres 백업은 며칠 동안 보관되나요?"
+	TEAMRAG_DATA_DIR=$(DEMO_DATA) $(BIN)/teamrag ask "When and where is the on-call handover?"
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check .
@@ -58,4 +61,4 @@ bench-keyword-live: $(BIN)/.installed
 	$(BIN)/python benchmarks/keyword_live.py
 
 clean:
-	rm -rf $(VENV) .teamrag .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .teamrag .teamrag-demo .pytest_cache .mypy_cache .ruff_cache

@@ -114,8 +114,9 @@ class Final:
     timings: dict[str, float] = field(default_factory=dict)  # milliseconds per stage
     thread_id: str = ""
     notes: list[str] = field(default_factory=list)  # stated reasons: fallbacks taken, limits hit
-    # False when the documents did not answer the question and the reply says so.
-    covered: bool = True
+    # Whether the documents answer the question: False when they do not and the reply
+    # says so; None where it does not apply (smalltalk, blocked input, memory, a failure).
+    covered: bool | None = None
     # How the router judged the question ("simple", "moderate", "complex"; "" when no
     # router ran, e.g. a blocked or cached turn) and how sure it was (0 to 1).
     complexity: str = ""

@@ -27,6 +27,7 @@ from agent.language import detect_language
 from agent.locks import LocalThreadLocks, ThreadLocks
 from agent.locks_redis import LockLostError
 from agent.memory.backends import prune_thread
+from agent.nodes.common import RAG_ROUTES
 from agent.plumbing import log_context
 from agent.plumbing.stopping import deadline
 from agent.state import PoolItem, TurnInput, fresh_turn, updated
@@ -97,6 +98,18 @@ def _answering_model(by_model: dict[str, Usage], chat_model: str | None) -> str:
     if chat_model in written:
         return chat_model
     return max(written, key=lambda m: (written[m].completion_tokens, written[m].prompt_tokens, m))
+
+
+def _covered(values: dict[str, Any], route: str) -> bool | None:
+    """Whether the documents answered: asked only of a turn that searched them. A cached
+    answer was kept only because they did (see the cache store's rule)."""
+    if values.get("blocked"):
+        return None
+    if values.get("cached"):
+        return True
+    if route not in RAG_ROUTES:
+        return None
+    return values.get("covered", True) is not False
 
 
 class Runner:
@@ -330,7 +343,7 @@ class Runner:
             timings=timings,
             thread_id=turn.thread_id,
             notes=notes,
-            covered=values.get("covered", True) is not False,
+            covered=_covered(values, route),
             complexity=str(values.get("complexity") or "") if routed else "",
             confidence=float(values.get("route_confidence") or 0.0) if routed else 0.0,
             model=values.get("answer_model")

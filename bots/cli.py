@@ -37,6 +37,7 @@ from bots.common import (
 )
 from bots.doctor import doctor
 from bots.evaluation.command import evaluate
+from bots.forget import forget
 from bots.processes import discord, serve, slack
 from bots.records import feedback, usage
 from bots.settings import Settings
@@ -55,6 +56,7 @@ app.add_typer(sources_app, name="sources")
 app.command("sync")(sync_command)
 app.command()(doctor)
 app.command("eval")(evaluate)
+app.command()(forget)
 app.command()(feedback)
 app.command()(usage)
 out = Console()

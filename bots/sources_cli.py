@@ -56,7 +56,7 @@ AllowPrivateOption = Annotated[
 
 
 @contextmanager
-def _sync_engine(settings: Settings) -> Iterator[SourceSync]:
+def sync_engine(settings: Settings) -> Iterator[SourceSync]:
     link = (
         RedisLink(settings.redis_url, retry_s=settings.redis_retry_s)
         if settings.redis_url
@@ -130,7 +130,7 @@ def add(
         # --scope says otherwise; the catalog shows the private fallback until then.
         options["scope"] = scope[0] if scope else None
         scopes = scope or [own_scope(kind, target)]
-    with _sync_engine(settings) as sync:
+    with sync_engine(settings) as sync:
         try:
             checked = sync.registry.check_options(kind, options)
             spec = SourceSpec(
@@ -194,7 +194,7 @@ def _next(state: SourceState, now: float) -> str:
 def list_sources() -> None:
     """The sources, with their last sync, documents, next run and last error."""
     settings = settings_or_exit()
-    with _sync_engine(settings) as sync:
+    with sync_engine(settings) as sync:
         states = sync.store.all()
     if not states:
         out.print("No sources yet: add one with `teamrag sources add KIND TARGET`.")
@@ -218,7 +218,7 @@ def list_sources() -> None:
 def remove(name: Annotated[str, typer.Argument(help="The source to remove.")]) -> None:
     """Remove a source; its documents leave the knowledge base and the answer caches."""
     settings = settings_or_exit()
-    with _sync_engine(settings) as sync:
+    with sync_engine(settings) as sync:
         if sync.store.get(name) is None:
             raise fail(f"no source named {name!r}; `teamrag sources list` shows them", 2)
         report = sync.remove(name)
@@ -280,7 +280,7 @@ def sync_command(
     Exits 1 if a source failed (the reason is shown), 75 if none failed but one was being
     synced by another process (a bot) and was left to it."""
     settings = settings_or_exit()
-    with _sync_engine(settings) as sync:
+    with sync_engine(settings) as sync:
         known = {s.spec.name for s in sync.store.all()}
         wanted = names or sorted(known)
         unknown = [n for n in wanted if n not in known]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import sqlite3
 import uuid
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -26,7 +27,7 @@ from adapters.chat.usage import (
     user_key,
 )
 from adapters.chat.usage_redis import RedisUsageStore
-from agent.events import Final, Turn, Usage
+from agent.events import Final, Source, Turn, Usage
 from agent.shared.link import RedisLink
 
 # 2026-11-03 23:59:30 UTC: 08:59 the next morning in Seoul, still the 3rd in UTC.
@@ -198,6 +199,36 @@ async def test_the_last_100_questions_per_user_newest_first(open_usage: OpenUsag
     assert sum(r.requests for r in rows) == 105  # counts are not capped, only the list
 
 
+def passage(title: str) -> Source:
+    return Source(1, title, f"/kb/{title}.md", "", None)
+
+
+async def test_the_questions_the_documents_did_not_cover_are_kept_with_their_topic(
+    open_usage: OpenUsage,
+) -> None:
+    """Only a not-covered answer is listed for everyone; its topic is the document most of
+    its closest passages came from (a tie: the closest)."""
+    clock = Clock(NOON)
+    store = open_usage(clock)
+    closest = [passage("Travel policy"), passage("Expenses"), passage("Expenses")]
+    cases = [
+        (turn("U1", "출장비 정산은 어떻게 하나요?"), Final("…", sources=closest, covered=False)),
+        (turn("U2", "How long are backups kept?"), Final("35 days", covered=True)),
+        (turn("U2", "hello"), Final("Hi!", route="smalltalk", covered=None)),
+        (turn("U3", "What is the dress code?"), Final("…", covered=False)),
+    ]
+    for t, f in cases:
+        clock.now += 1
+        await store.record(t, f)
+    uncovered = await store.uncovered()
+    assert [(q.text, q.user, q.covered, q.topic) for q in uncovered] == [
+        ("What is the dress code?", "slack:T1:U3", False, ""),
+        ("출장비 정산은 어떻게 하나요?", "slack:T1:U1", False, "Expenses"),
+    ]
+    assert [q.text for q in await store.uncovered(limit=1)] == ["What is the dress code?"]
+    assert [q.covered for q in await store.recent("slack:T1:U2")] == [None, True]
+
+
 async def test_two_workers_add_up(open_usage: OpenUsage) -> None:
     a, b = open_usage(lambda: NOON), open_usage(lambda: NOON)
     finals = [final(100 + n, 10 + n) for n in range(40)]
@@ -243,4 +274,28 @@ async def test_take_pending_empties_the_file_and_add_puts_it_back(tmp_path: Path
     assert pending and await store.report(1) == [] and not store.take_pending()
     store.add(pending.rows, pending.questions)
     assert (await store.report(1), await store.recent("slack:T1:U1")) == before
+    store.close()
+
+
+async def test_a_file_from_before_coverage_is_migrated_in_place(tmp_path: Path) -> None:
+    """A usage file written before questions knew whether they were answered opens: its
+    questions read as "not asked of the documents", and new ones are recorded in full."""
+    path = tmp_path / "usage.sqlite"
+    with sqlite3.connect(path) as old:
+        old.executescript(
+            "CREATE TABLE questions (id INTEGER PRIMARY KEY AUTOINCREMENT, user TEXT NOT NULL, "
+            "text TEXT NOT NULL, asked_at REAL NOT NULL, thread_id TEXT NOT NULL, "
+            "route TEXT NOT NULL, cached INTEGER NOT NULL);"
+            "INSERT INTO questions (user, text, asked_at, thread_id, route, cached) "
+            f"VALUES ('slack:T1:U1', 'old question', {NOON}, 'slack:T1:C:1', 'knowledge', 0);"
+        )
+    old.close()
+    store = SqliteUsageStore(path, clock=Clock(NOON + 5))
+    await store.record(TURN, Final("…", sources=[passage("Backups")], covered=False))
+    asked = await store.recent("slack:T1:U1")
+    assert [(q.text, q.covered, q.topic) for q in asked] == [
+        (TURN.text, False, "Backups"),
+        ("old question", None, ""),
+    ]
+    assert [q.text for q in await store.uncovered()] == [TURN.text]
     store.close()

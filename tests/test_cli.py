@@ -82,6 +82,10 @@ def test_ask_on_an_empty_knowledge_base_says_what_to_do(env: dict[str, str]) -> 
     assert "teamrag ingest" in result.output  # the warning, on stderr
     final = json.loads(result.stdout.strip().splitlines()[-1])
     assert final["sources"] == [] and "ingested" in final["answer"]
+    assert final["covered"] is False  # the documents do not answer it
+    hello = runner.invoke(app, ["ask", "hello", "--json"])
+    greeting = json.loads(hello.stdout.strip().splitlines()[-1])
+    assert greeting["route"] == "smalltalk" and greeting["covered"] is None  # not asked of them
 
 
 def test_invalid_scope_is_rejected(env: dict[str, str]) -> None:

@@ -386,3 +386,18 @@ def test_readme_points_to_the_guide_and_keeps_the_two_commands() -> None:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     assert "docs/deployment.md" in readme
     assert "make demo" in readme and "make test" in readme
+
+
+def test_make_demo_keeps_the_sample_company_out_of_the_teams_data_folder() -> None:
+    """The demo's documents go to a folder of their own: a team's first `teamrag ingest`
+    starts in the default folder, empty, and its answers never quote the samples."""
+    make = shutil.which("make")
+    if make is None:
+        pytest.skip("make is not installed")
+    dry = subprocess.run(
+        [make, "-n", "demo"], cwd=REPO, capture_output=True, text=True, timeout=60, check=True
+    )
+    runs = [line for line in dry.stdout.splitlines() if "bin/teamrag " in line]
+    assert len(runs) == 3 and all(r.startswith("TEAMRAG_DATA_DIR=.teamrag-demo ") for r in runs)
+    assert Settings.model_fields["data_dir"].default == Path(".teamrag")
+    assert "`.teamrag-demo`" in (REPO / "README.md").read_text(encoding="utf-8")

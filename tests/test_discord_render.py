@@ -105,3 +105,17 @@ def test_the_language_follows_the_question_then_the_discord_locale() -> None:
     assert language_for("When can we deploy?", discord.Locale.korean) == "en"
     assert language_for("", discord.Locale.korean) == "ko"
     assert language_for("", None) == "en"
+
+
+def test_the_closest_passages_of_a_not_covered_answer_say_so_in_both_languages() -> None:
+    sources = many_sources(2)
+    for language, heading in (
+        ("ko", "문서에 없는 내용이에요"),
+        ("en", "Not covered by the documents"),
+    ):
+        missing = Final("…", sources=sources, language=language, covered=False)
+        [message] = final_messages(missing)
+        assert heading in (message.embeds[0].title or "")
+        assert heading in plain_messages(missing)[0].content
+    [found] = final_messages(Final("35 days [1].", sources=sources, covered=True))
+    assert found.embeds[0].title == "Sources"

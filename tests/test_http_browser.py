@@ -87,5 +87,7 @@ async def test_sign_in_ask_see_progress_then_a_cited_answer_and_the_admin_view(
             await expect(documents).to_contain_text(titles[0])
             await expect(page.locator("#feedback")).to_contain_text("표가 빠졌어요")
             await expect(page.locator("#usage")).to_contain_text("http:http:boss")
+            # Voted down: listed among the questions without an answer, with the comment.
+            await expect(page.locator("#unanswered")).to_contain_text("표가 빠졌어요")
         finally:
             await browser.close()

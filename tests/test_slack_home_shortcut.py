@@ -1,5 +1,6 @@
 """The shortcut on a thread reply brings the thread's first message along; App Home's
-admin section shows the week's real usage, to admins only."""
+admin section shows the week's real usage, to admins only, and the questions the
+documents did not answer, by topic."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import time
 from pathlib import Path
 from urllib.parse import urlencode
 
+from adapters.chat.observe import observed
 from adapters.chat.usage import SqliteUsageStore, asked, usage_rows
 from agent.events import Final, Turn, Usage
 from agent.retrieval.knowledge_base import KnowledgeBase
@@ -15,12 +17,14 @@ from tests.agent_support import request_text, script_answer
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_server import TEAM, FakeSlack
 from tests.slack_support import ALICE, BOB, DM, SlackHarness, slack_bot, until
+from tests.slack_support import CHANNEL as GENERAL
 
 pytest_plugins = ("tests.slack_fixtures",)
 
 CHANNEL = "C0SUPPORT"
 CUSTOMER = "Customer Acme: our Postgres restore failed last night, how far back can we go?"
 REPLY = "How long are those backups kept?"
+NOT_COVERED = "How do I book a meeting room?"
 
 
 async def use_shortcut(slack: SlackHarness, ts: str, thread_ts: str, text: str) -> None:
@@ -84,3 +88,32 @@ async def test_app_home_shows_the_weeks_usage_to_admins_only(
     assert "*This week (admins)*: 3 questions, 1500 tokens" in admin
     assert "This week" not in member and "1500" not in member
     assert "question 2" in member  # Bob's own recent questions, from the same store
+
+
+async def test_app_home_lists_the_questions_the_documents_did_not_answer(
+    fake_slack: FakeSlack, sample_kb: KnowledgeBase, tmp_path: Path
+) -> None:
+    """Asked in a channel, not covered: the answer says so over its closest passages, and
+    an admin's App Home lists the question under the document those passages came from,
+    linked to its thread."""
+    fake_slack.admins.add(ALICE)
+    usage = SqliteUsageStore(tmp_path / "usage.sqlite")
+    try:
+        async with slack_bot(fake_slack, sample_kb, tmp_path) as slack:
+            slack.services.usage = usage
+            slack.services.run = run = observed(slack.services.run, [usage.record])
+            asked = await slack.mention(NOT_COVERED, channel=GENERAL, user=BOB)
+            (answer,) = await until(lambda: fake_slack.answered(GENERAL, asked["ts"]))
+            await run.drain()
+            event = {"type": "app_home_opened", "user": ALICE, "channel": DM, "tab": "home"}
+            assert await slack.event(event) == 200
+            view = await until(lambda: fake_slack.views.get(ALICE))
+        [uncovered] = await usage.uncovered()
+        assert uncovered.topic, uncovered  # a document title
+    finally:
+        usage.close()
+    assert any("Not covered by the documents" in t for t in answer.block_texts())
+    home = "\n".join(b["text"]["text"] for b in view["blocks"])
+    assert "*Questions without an answer* (not in the documents, or 👎), by topic" in home
+    link = f"https://slack.com/archives/{GENERAL}/p{asked['ts'].replace('.', '')}"
+    assert f"*{uncovered.topic}* (1)\n• <{link}|{NOT_COVERED}>" in home, home

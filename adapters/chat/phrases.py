@@ -9,11 +9,13 @@ from __future__ import annotations
 from typing import Literal
 
 from agent import texts
+from agent.events import Final
 from agent.language import detect_language
 
 Phrase = Literal[
     "thinking",
     "sources",
+    "not_covered",
     "helpful",
     "thanks_up",
     "thanks_down",
@@ -32,6 +34,11 @@ Phrase = Literal[
 _PHRASES: texts.Texts[Phrase] = {
     "thinking": {"ko": "생각하는 중…", "en": "Thinking…"},
     "sources": {"ko": "출처", "en": "Sources"},
+    # Over the closest passages of an answer the documents do not cover (Final.covered).
+    "not_covered": {
+        "ko": "문서에 없는 내용이에요 · 가장 가까운 부분",
+        "en": "Not covered by the documents · the closest passages",
+    },
     "helpful": {"ko": "도움이 되었나요?", "en": "Was this helpful?"},
     "thanks_up": {"ko": "의견 감사합니다!", "en": "Thanks for the feedback!"},
     "thanks_down": {
@@ -85,6 +92,12 @@ def phrase(name: Phrase, language: str, **values: object) -> str:
     """The phrase in ``language`` (Korean or else English), with ``values`` filled in
     (``{seconds}``)."""
     return texts.text(_PHRASES, name, language, **values)
+
+
+def sources_heading(final: Final) -> str:
+    """What the sources are: the answer's, or only the closest passages when the
+    documents do not cover the question."""
+    return phrase("not_covered" if final.covered is False else "sources", final.language)
 
 
 def language_of(text: str) -> str:

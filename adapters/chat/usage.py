@@ -40,14 +40,16 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
+from adapters.chat.topics import source_title, topic_of
 from agent.events import Final, Turn, Usage
 from agent.plumbing.sqlite_tx import immediate
 
 QUESTION_CHARS = 1000
 KEEP_DAYS = 400
 QUESTIONS_PER_USER = 100
+UNCOVERED = 500  # the not-covered questions kept for everyone, newest first
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,10 @@ class AskedQuestion:
     thread_id: str
     route: str
     cached: bool
+    # Whether the documents answered (None: not a question for them); and the document
+    # the passages shown came from most, which names the question's topic ("" for none).
+    covered: bool | None = None
+    topic: str = ""
 
 
 @dataclass
@@ -100,6 +106,10 @@ class UsageStore(Protocol):
 
     async def recent(self, user: str, limit: int = QUESTIONS_PER_USER) -> list[AskedQuestion]:
         """The user's last questions, newest first."""
+        ...
+
+    async def uncovered(self, limit: int = UNCOVERED) -> list[AskedQuestion]:
+        """Everyone's last questions the documents did not answer, newest first."""
         ...
 
 
@@ -161,7 +171,10 @@ def usage_rows(turn: Turn, final: Final, at: float, zone: dt.tzinfo = dt.UTC) ->
 
 def asked(turn: Turn, final: Final, at: float) -> AskedQuestion:
     text = turn.text if len(turn.text) <= QUESTION_CHARS else turn.text[: QUESTION_CHARS - 1] + "…"
-    return AskedQuestion(user_key(turn), text, at, turn.thread_id, final.route, final.cached)
+    topic = topic_of(source_title(s) for s in final.sources)
+    return AskedQuestion(
+        user_key(turn), text, at, turn.thread_id, final.route, final.cached, final.covered, topic
+    )
 
 
 def merge(rows: Sequence[UsageRow]) -> list[UsageRow]:
@@ -192,10 +205,25 @@ CREATE TABLE IF NOT EXISTS questions (
     asked_at REAL NOT NULL,
     thread_id TEXT NOT NULL,
     route TEXT NOT NULL,
-    cached INTEGER NOT NULL
+    cached INTEGER NOT NULL,
+    covered INTEGER,
+    topic TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS questions_by_user ON questions (user, asked_at);
 """
+# Files written before questions knew whether they were answered: the columns are added,
+# and their old questions read as "not asked of the documents" (NULL).
+_MIGRATIONS = {
+    "covered": "ALTER TABLE questions ADD COLUMN covered INTEGER",
+    "topic": "ALTER TABLE questions ADD COLUMN topic TEXT NOT NULL DEFAULT ''",
+}
+_QUESTION = "user, text, asked_at, thread_id, route, cached, covered, topic"
+
+
+def _question(row: tuple[Any, ...]) -> AskedQuestion:
+    user, text, at, thread_id, route, cached, covered, topic = row
+    answered = None if covered is None else bool(covered)
+    return AskedQuestion(user, text, at, thread_id, route, bool(cached), answered, topic)
 
 
 class SqliteUsageStore:
@@ -222,6 +250,13 @@ class SqliteUsageStore:
         )
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.executescript(_SCHEMA)
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(questions)")}
+        for column, statement in _MIGRATIONS.items():
+            if column not in columns:
+                self._db.execute(statement)
+        self._db.execute(
+            "CREATE INDEX IF NOT EXISTS questions_uncovered ON questions (covered, asked_at)"
+        )
         self._lock = threading.Lock()
         self._keep_days = keep_days
         self._cap = questions_per_user
@@ -253,11 +288,12 @@ class SqliteUsageStore:
                 ],
             )
             for q in questions:
+                covered = None if q.covered is None else int(q.covered)
                 db.execute(
-                    "INSERT INTO questions (user, text, asked_at, thread_id, route, cached) "
-                    "VALUES (?, ?, ?, ?, ?, ?)",
-                    (q.user, q.text, q.asked_at, q.thread_id, q.route, int(q.cached)),
-                )
+                    f"INSERT INTO questions ({_QUESTION}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (q.user, q.text, q.asked_at, q.thread_id, q.route, int(q.cached), covered,
+                     q.topic),
+                )  # fmt: skip
             for user in {q.user for q in questions}:
                 db.execute(
                     "DELETE FROM questions WHERE user = ? AND id NOT IN (SELECT id FROM "
@@ -290,23 +326,27 @@ class SqliteUsageStore:
     async def recent(self, user: str, limit: int = QUESTIONS_PER_USER) -> list[AskedQuestion]:
         with self._lock:
             rows = self._db.execute(
-                "SELECT user, text, asked_at, thread_id, route, cached FROM questions "
+                f"SELECT {_QUESTION} FROM questions "
                 "WHERE user = ? ORDER BY asked_at DESC, id DESC LIMIT ?",
                 (user, limit),
             ).fetchall()
-        return [AskedQuestion(u, t, a, th, r, bool(c)) for u, t, a, th, r, c in rows]
+        return [_question(row) for row in rows]
+
+    async def uncovered(self, limit: int = UNCOVERED) -> list[AskedQuestion]:
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT {_QUESTION} FROM questions "
+                "WHERE covered = 0 ORDER BY asked_at DESC, id DESC LIMIT ?",
+                (limit,),
+            ).fetchall()
+        return [_question(row) for row in rows]
 
     def take_pending(self) -> Pending:
         """Take every record out, in one transaction (so two workers sharing the file
         never both hand the same records over)."""
         with self._write() as db:
             rows = [UsageRow(*r) for r in db.execute("SELECT * FROM usage").fetchall()]
-            questions = [
-                AskedQuestion(u, t, a, th, r, bool(c))
-                for u, t, a, th, r, c in db.execute(
-                    "SELECT user, text, asked_at, thread_id, route, cached FROM questions"
-                ).fetchall()
-            ]
+            questions = [_question(row) for row in db.execute(f"SELECT {_QUESTION} FROM questions")]
             db.execute("DELETE FROM usage")
             db.execute("DELETE FROM questions")
         return Pending(rows, questions)

@@ -13,6 +13,9 @@ Layout (every key under the link's prefix):
   the newest ``questions_per_user``; it expires ``keep_days`` after the user's last question.
   A sorted set rather than a list keeps the order right when records written locally
   during an outage arrive later, and makes handing them over twice harmless.
+- ``usage:uncovered``: everyone's questions the documents did not answer, the same
+  members scored by time, cut to the newest ``UNCOVERED``; it expires ``keep_days``
+  after the last one.
 
 While Redis is unreachable, records go to the local SQLite fallback. The first record
 that reaches Redis again hands the fallback's records over (they are taken out of the
@@ -36,6 +39,7 @@ import redis.asyncio as aredis
 from adapters.chat.usage import (
     KEEP_DAYS,
     QUESTIONS_PER_USER,
+    UNCOVERED,
     AskedQuestion,
     Pending,
     SqliteUsageStore,
@@ -131,13 +135,15 @@ class RedisUsageStore:
                 key = self._questions_key(user)
                 pipe.zadd(
                     key,
-                    {
-                        json.dumps(asdict(q), ensure_ascii=False, sort_keys=True): q.asked_at
-                        for q in questions
-                        if q.user == user
-                    },
+                    {_member(q): q.asked_at for q in questions if q.user == user},
                 )
                 pipe.zremrangebyrank(key, 0, -self._cap - 1)
+                pipe.expire(key, self._keep_s)
+            uncovered = {_member(q): q.asked_at for q in questions if q.covered is False}
+            if uncovered:
+                key = self._link.key("usage", "uncovered")
+                pipe.zadd(key, uncovered)
+                pipe.zremrangebyrank(key, 0, -UNCOVERED - 1)
                 pipe.expire(key, self._keep_s)
             await pipe.execute()
 
@@ -183,6 +189,22 @@ class RedisUsageStore:
 
         return await self._link.attempt(shared, locally, what="reading recent questions")
 
+    async def uncovered(self, limit: int = UNCOVERED) -> list[AskedQuestion]:
+        async def shared(client: aredis.Redis) -> list[AskedQuestion]:
+            key = self._link.key("usage", "uncovered")
+            members = await client.zrevrange(key, 0, limit - 1)
+            return [AskedQuestion(**json.loads(m)) for m in cast(list[str], members)]
+
+        async def locally() -> list[AskedQuestion]:
+            return await self._fallback.uncovered(limit)
+
+        return await self._link.attempt(shared, locally, what="reading unanswered questions")
+
     def close(self) -> None:
         """Close the fallback; the link belongs to whoever opened it."""
         self._fallback.close()
+
+
+def _member(question: AskedQuestion) -> str:
+    """One question as a sorted-set member: the same question is the same member."""
+    return json.dumps(asdict(question), ensure_ascii=False, sort_keys=True)

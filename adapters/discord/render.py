@@ -17,7 +17,7 @@ from pathlib import PurePath
 import discord
 
 from adapters.chat.live import LiveView
-from adapters.chat.phrases import language_of, phrase
+from adapters.chat.phrases import language_of, phrase, sources_heading
 from adapters.chat.split import split_text
 from agent.events import Final, Source
 
@@ -70,7 +70,8 @@ def final_messages(final: Final) -> list[Outgoing]:
     """The answer split over as many messages as needed, then the sources as embeds."""
     answer = final.answer.strip() or phrase("turn_failed", final.language)
     contents = split_text(answer, CONTENT_LIMIT)
-    return pack([Outgoing(c) for c in contents], source_embeds(final.sources, final.language))
+    embeds = source_embeds(final.sources, sources_heading(final))
+    return pack([Outgoing(c) for c in contents], embeds)
 
 
 def plain_messages(final: Final) -> list[Outgoing]:
@@ -79,7 +80,7 @@ def plain_messages(final: Final) -> list[Outgoing]:
     parts = [phrase("delivery_failed", final.language), final.answer.strip()]
     if final.sources:
         parts.append(
-            phrase("sources", final.language)
+            sources_heading(final)
             + "\n"
             + "\n".join(source_line(s, markdown=False) for s in final.sources)
         )
@@ -102,7 +103,7 @@ def pack(messages: list[Outgoing], embeds: list[discord.Embed]) -> list[Outgoing
     return packed
 
 
-def source_embeds(sources: list[Source], language: str) -> list[discord.Embed]:
+def source_embeds(sources: list[Source], title: str) -> list[discord.Embed]:
     """The numbered sources, one line each, in as many embeds as 4,096 characters allow."""
     if not sources:
         return []
@@ -112,7 +113,6 @@ def source_embeds(sources: list[Source], language: str) -> list[discord.Embed]:
             descriptions[-1] += "\n" + line
         else:
             descriptions.append(line)
-    title = phrase("sources", language)
     return [
         discord.Embed(
             title=title if len(descriptions) == 1 else f"{title} ({i}/{len(descriptions)})",

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 
+from adapters.chat.unanswered import unanswered as questions_without_answer
 from adapters.http.api_records import report, usage_report
 from adapters.http.security import AdminAccount, context
 
@@ -73,20 +74,14 @@ async def feedback(
 async def unanswered(
     request: Request, admin: AdminAccount, limit: Annotated[int, Query(ge=1, le=200)] = 50
 ) -> dict[str, Any]:
-    """Recent HTTP questions whose answer found no document or failed: what the knowledge
-    base is missing."""
-    found = await context(request).conversations.unanswered(limit)
+    """Recent questions from every door that the documents did not cover or that got a
+    thumbs-down, grouped by topic (the document their closest passages came from, or a
+    word they share): what the knowledge base is missing."""
+    services = context(request).services
+    groups = await questions_without_answer(services.usage, services.feedback, limit)
     return {
-        "items": [
-            {
-                "question": question,
-                "answer": message.content,
-                "asked_at": message.created_at,
-                "intent": message.meta.get("intent"),
-                "notes": message.meta.get("notes", []),
-            }
-            for question, message in found
-        ]
+        "groups": [g.to_dict() for g in groups],
+        "items": [item.to_dict() | {"topic": g.topic} for g in groups for item in g.items],
     }
 
 

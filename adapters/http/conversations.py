@@ -210,36 +210,6 @@ class ConversationStore:
 
         return bool(await self.db.run(remove))
 
-    async def unanswered(self, limit: int = 50) -> list[tuple[str, Message]]:
-        """Recent answers that found nothing or failed, with the question asked, newest first."""
-
-        def select(conn: Connection) -> list[tuple[str, Message]]:
-            query = (
-                sa.select(messages)
-                .where(messages.c.role == "assistant")
-                .order_by(messages.c.seq.desc())
-                .limit(limit * 10)
-            )
-            found = []
-            for row in conn.execute(query).mappings():
-                answer = _message(row)
-                if not answer.meta.get("unanswered"):
-                    continue
-                question = conn.execute(
-                    sa.select(messages.c.content)
-                    .where(messages.c.conversation_id == answer.conversation_id)
-                    .where(messages.c.role == "user")
-                    .where(messages.c.seq < row["seq"])
-                    .order_by(messages.c.seq.desc())
-                    .limit(1)
-                ).scalar()
-                found.append((str(question or ""), answer))
-                if len(found) >= limit:
-                    break
-            return found
-
-        return await self.db.run(select)
-
     # The OpenAI-compatible endpoint's history digests.
 
     async def by_digest(self, owner: str, digest: str) -> str | None:

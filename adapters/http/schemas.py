@@ -51,6 +51,12 @@ class ChatResponse(BaseModel):
     confidence: float
     is_blocked: bool
     cached: bool
+    covered: bool | None = Field(
+        None,
+        description="false: the documents do not answer the question (the reply says so and "
+        "shows the closest passages); null: not a question for the documents (smalltalk, "
+        "blocked, a failure).",
+    )
     conversation_id: str
     message_id: str = Field(description="The answer's id, for POST /api/feedback.")
     language: str
@@ -84,14 +90,6 @@ def model_label(final: Final) -> str:
     return "(extractive)" if final.mode == "extractive" else "(no llm)"
 
 
-def unanswered(final: Final) -> bool:
-    """The turn failed, or a question that needed the documents found none."""
-    if final.route == "error":
-        return True
-    searched = final.route in ("knowledge", "analysis", "current_events")
-    return searched and not final.sources and not final.cached and not final.blocked
-
-
 def chat_response(
     query: str, final: Final, conversation_id: str, message_id: str
 ) -> dict[str, Any]:
@@ -106,6 +104,7 @@ def chat_response(
         "confidence": round(final.confidence, 4),
         "is_blocked": final.blocked,
         "cached": final.cached,
+        "covered": final.covered,
         "conversation_id": conversation_id,
         "message_id": message_id,
         "language": final.language,

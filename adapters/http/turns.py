@@ -22,7 +22,7 @@ from adapters.chat.ratelimit import refusal
 from adapters.http.accounts import Account
 from adapters.http.context import CHANNEL, PLATFORM, WORKSPACE, HttpContext
 from adapters.http.conversations import Conversation, Message, new_id, title_of, unsaved
-from adapters.http.schemas import chat_response, source_out, unanswered
+from adapters.http.schemas import chat_response, source_out
 from agent import replies
 from agent.config import FeatureError, Features
 from agent.events import Event, Final, Progress, Token, Turn
@@ -211,7 +211,7 @@ class HttpTurns:
                     final.answer,
                     time.time(),
                     sources=[source_out(s) for s in final.sources],
-                    meta={k: payload[k] for k in _META} | {"unanswered": unanswered(final)},
+                    meta={k: payload[k] for k in _META},
                 )
             )
         except Exception as exc:
@@ -241,6 +241,7 @@ _META = (
     "confidence",
     "is_blocked",
     "cached",
+    "covered",
     "usage",
     "timings",
     "language",

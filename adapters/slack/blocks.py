@@ -26,7 +26,7 @@ from slack_sdk.models.blocks import (
 )
 
 from adapters.chat.live import LiveView
-from adapters.chat.phrases import phrase
+from adapters.chat.phrases import phrase, sources_heading
 from adapters.chat.split import split_text
 from adapters.paths import shown_path
 from adapters.slack.markup import escape
@@ -146,17 +146,17 @@ def source_line(source: Source, *, mrkdwn: bool = True) -> str:
     return f"[{source.number}] {shown}" + (f" · {escape(locator)}" if locator else "")
 
 
-def sources_blocks(sources: Sequence[Source], language: str) -> list[Block]:
+def sources_blocks(sources: Sequence[Source], heading: str) -> list[Block]:
     if not sources:
         return []
-    text = "\n".join([f"*{phrase('sources', language)}*", *(source_line(s) for s in sources)])
+    text = "\n".join([f"*{escape(heading)}*", *(source_line(s) for s in sources)])
     return [context_block(piece) for piece in split_text(text, SOURCES_PIECE)]
 
 
-def sources_plain(sources: Sequence[Source], language: str) -> str:
+def sources_plain(sources: Sequence[Source], heading: str) -> str:
     if not sources:
         return ""
-    lines = [phrase("sources", language), *(source_line(s, mrkdwn=False) for s in sources)]
+    lines = [heading, *(source_line(s, mrkdwn=False) for s in sources)]
     return "\n".join(lines)
 
 
@@ -174,10 +174,11 @@ def final_messages(
         for piece in split_text(answer, ANSWER_PIECE)
     ]
     messages[0] = replace(messages[0], head=tuple(head))
-    trailer = sources_blocks(final.sources, language)
+    heading = sources_heading(final)
+    trailer = sources_blocks(final.sources, heading)
     if answer_id is not None:
         trailer.append(feedback_block(answer_id, language))
-    plain_sources = sources_plain(final.sources, language)
+    plain_sources = sources_plain(final.sources, heading)
     last = messages[-1]
     if fits([*last.blocks, *trailer]):
         messages[-1] = replace(
@@ -186,12 +187,12 @@ def final_messages(
             plain="\n\n".join(p for p in (last.plain, plain_sources) if p),
         )
     elif trailer:
-        messages += _trailer_messages(trailer, plain_sources, language)
+        messages += _trailer_messages(trailer, plain_sources, heading)
     note = context_block(f"_{phrase('continued', language)}_")
     return [replace(m, tail=(*m.tail, note)) for m in messages[:-1]] + [messages[-1]]
 
 
-def _trailer_messages(trailer: list[Block], plain: str, language: str) -> list[SlackMessage]:
+def _trailer_messages(trailer: list[Block], plain: str, heading: str) -> list[SlackMessage]:
     """Sources too long to share the last piece's message: messages of their own."""
     groups: list[list[Block]] = [[]]
     for block in trailer:
@@ -199,7 +200,7 @@ def _trailer_messages(trailer: list[Block], plain: str, language: str) -> list[S
         if groups[-1] and not fits([*groups[-1], block, context_block("_" * 40)]):
             groups.append([])
         groups[-1].append(block)
-    text = escape(phrase("sources", language))
+    text = escape(heading)
     return [
         SlackMessage(text=text, markdown="", plain=plain if i == 0 else "", tail=tuple(g))
         for i, g in enumerate(groups)

@@ -1,5 +1,6 @@
 """App Home: what the bot knows, how to ask, the user's last questions, and for
-workspace admins the week's usage and the answers people marked unhelpful.
+workspace admins the week's usage and the questions without an answer (not covered by
+the documents, or marked unhelpful), grouped by topic.
 
 Published with ``views.publish`` each time the user opens the Home tab, in their
 Slack language. The documents shown are those of the user's DM rule (what the bot
@@ -20,6 +21,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.chat.library import Shelf
 from adapters.chat.services import ChatServices
+from adapters.chat.unanswered import unanswered
 from adapters.slack.assistant import user_language
 from adapters.slack.blocks import Block
 from adapters.slack.bot import SlackBot
@@ -29,7 +31,7 @@ from adapters.slack.turns import PLATFORM
 log = logging.getLogger(__name__)
 
 RECENT = 5
-UNHELPFUL = 5
+TOPICS = 5  # topic groups shown, and questions per group
 WEEK_DAYS = 7
 
 _SAID = {
@@ -50,7 +52,9 @@ _SAID = {
               "*이번 주 (관리자)*: 질문 {requests}개, 토큰 {tokens}개"),
     "no_usage": ("*This week (admins)*: no usage records are kept by this bot.",
                  "*이번 주 (관리자)*: 이 봇은 사용 기록을 남기지 않습니다."),
-    "unhelpful": ("*Marked unhelpful*", "*도움이 안 된 답변*"),
+    "unanswered": ("*Questions without an answer* (not in the documents, or 👎), by topic",
+                   "*답을 찾지 못한 질문* (문서에 없거나 👎), 주제별"),
+    "other": ("Other questions", "기타 질문"),
 }  # fmt: skip
 
 
@@ -108,12 +112,17 @@ async def admin_blocks(services: ChatServices, language: str) -> list[Block]:
         blocks.append(section(said("admin", language, requests=requests, tokens=tokens)))
     else:
         blocks.append(section(said("no_usage", language)))
-    # Thumbs-down votes: the questions the team's documents did not answer well.
-    votes = await asyncio.to_thread(services.feedback.entries, "down", 50)
-    down = [v for v in votes if v.answer.platform == PLATFORM][:UNHELPFUL]
-    if down:
-        lines = [said("unhelpful", language)]
-        lines += [f"• {escape(entry.answer.question[:150])}" for entry in down]
+    # This workspace's questions the documents did not answer: which documents to write.
+    groups = await unanswered(services.usage, services.feedback, 50, platform=PLATFORM)
+    if groups:
+        lines = [said("unanswered", language)]
+        for g in groups[:TOPICS]:
+            lines.append(f"*{escape(g.topic or said('other', language))}* ({len(g.items)})")
+            for item in g.items[:TOPICS]:
+                link = thread_link(item.thread_id)
+                text = escape(item.question[:150])
+                mark = " 👎" if "thumbs_down" in item.reasons else ""
+                lines.append((f"• <{link}|{text}>" if link else f"• {text}") + mark)
         blocks.append(section("\n".join(lines)))
     return blocks
 

@@ -161,9 +161,16 @@ class SourceSync:
         """Delete a source and every document only it owned."""
         members = self.store.members(name)
         mine = members - self.store.owned_elsewhere(name, members)
-        report = IngestReport(Ingestor(self.kb).remove(sorted(mine)))
-        self.kb.refresh_keyword_index()
+        report = self.remove_documents(sorted(mine))
         self.store.delete(name)
+        return report
+
+    def remove_documents(self, sources: list[str]) -> IngestReport:
+        """Take documents (by catalog key) out of every store: the catalog and the vectors,
+        the keyword index, and the answer caches' entries that cite them. The one way a
+        document leaves: ``sources remove``, and ``teamrag forget``."""
+        report = IngestReport(Ingestor(self.kb).remove(sources))
+        self.kb.refresh_keyword_index()
         self._forget(report)
         return report
 

@@ -113,7 +113,7 @@ def score(
         retrieved_rank=rank,
         contains=contains_answer(final.answer, question.answers) if question.answers else None,
         cited=cited,
-        covered=final.covered,
+        covered=final.covered is not False,  # None: not a question for the documents
         latency_ms=round(ms, 1),
         llm_calls=final.llm_calls,
         sources=[f"{s.source} {s.locator}".strip() for s in final.sources],

@@ -33,8 +33,11 @@ async function load() {
   table("feedback", ["when", "rating", "user", "question", "remark"],
     feedback.items.map((f) => [when(f.voted_at), f.rating === "up" ? "👍" : "👎", f.voter, f.question, f.comment]));
   const unanswered = await (await api("/api/admin/unanswered")).json();
-  table("unanswered", ["when", "question", "source"],
-    unanswered.items.map((q) => [when(q.asked_at), q.question, (q.notes || []).join("; ")]));
+  // Grouped by topic (a document, or a word the questions share): which documents to write.
+  table("unanswered", ["topic", "when", "question", "why", "user"],
+    unanswered.groups.flatMap((g) => g.items.map((q, i) => [
+      i === 0 ? `${g.topic || "—"} (${g.count})` : "", when(q.asked_at), q.question,
+      q.reasons.map((r) => t(r)).join(", ") + (q.comment ? `: ${q.comment}` : ""), q.user])));
 }
 
 document.addEventListener("DOMContentLoaded", () => {

@@ -16,6 +16,7 @@ const STRINGS = {
     user: "User", scope: "Scope", chunks: "Chunks", source: "Source", rating: "Rating",
     question: "Question", when: "When", notAdmin: "This account is not an admin",
     back: "Back to chat", docTitle: "Title", remark: "Comment", language: "한국어",
+    topic: "Topic", why: "Why", not_covered: "Not in the documents", thumbs_down: "👎",
   },
   ko: {
     title: "teamrag", signIn: "로그인", signOut: "로그아웃", token: "토큰",
@@ -31,6 +32,7 @@ const STRINGS = {
     user: "사용자", scope: "범위", chunks: "청크", source: "출처", rating: "평가",
     question: "질문", when: "시각", notAdmin: "관리자 계정이 아닙니다",
     back: "대화로 돌아가기", docTitle: "제목", remark: "의견", language: "English",
+    topic: "주제", why: "이유", not_covered: "문서에 없음", thumbs_down: "👎",
   },
 };
 
