@@ -58,7 +58,10 @@ def _print_row(n: int, row: Row) -> None:
 def evaluate(
     file: Annotated[Path, typer.Argument(help="JSONL questions, or a SQuAD-format JSON file.")],
     limit: Annotated[
-        int | None, typer.Option(min=1, help="Ask N questions drawn at random (see --seed).")
+        int | None,
+        typer.Option(
+            min=1, help="Ask N questions drawn at random (see --seed); a thread counts as one."
+        ),
     ] = None,
     seed: Annotated[int, typer.Option(help="Which random sample --limit draws.")] = 1,
     k: Annotated[int, typer.Option("--k", min=1, max=50, help="Retrieval hit@k.")] = 5,
