@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint install clean bench-retrieval bench-scale bench-agent bench-slack bench-team bench-discord bench-http bench-sync bench-keyword-live
+.PHONY: demo test lint install clean bench-retrieval bench-scale bench-agent bench-slack bench-team bench-discord bench-http bench-sync bench-keyword-live bench-answers
 
 $(BIN)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "teamrag needs Python 3.11 or newer; set PYTHON=python3.11")'
@@ -59,6 +59,11 @@ bench-sync: $(BIN)/.installed
 
 bench-keyword-live: $(BIN)/.installed
 	$(BIN)/python benchmarks/keyword_live.py
+
+# The team handbook, KorQuAD, XQuAD and the sample sets through teamrag eval (no LLM);
+# needs ../shared/data/handbook beside the repository and says so when it is missing.
+bench-answers: $(BIN)/.installed
+	$(BIN)/python benchmarks/answers.py
 
 clean:
 	rm -rf $(VENV) .teamrag .teamrag-demo .pytest_cache .mypy_cache .ruff_cache

@@ -94,7 +94,7 @@ def test_a_squad_file_is_ingested_asked_and_scored_with_a_report(tmp_path: Path)
 def test_a_jsonl_set_runs_against_the_knowledge_base_and_counts_what_it_cannot_answer(
     tmp_path: Path,
 ) -> None:
-    docs = tmp_path / "docs"
+    docs = tmp_path / "kb"  # not docs/ beside the set: that would be the set's own index
     docs.mkdir()
     (docs / "ops.md").write_text(
         "# Backups\n\nPostgres backups are kept for 35 days.\n", encoding="utf-8"

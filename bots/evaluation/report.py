@@ -6,6 +6,7 @@ import html
 from pathlib import Path
 from typing import Any
 
+from bots.evaluation.categories import COLUMNS, cell, markdown_table
 from bots.evaluation.scoring import Row
 
 _LABELS = {
@@ -48,9 +49,16 @@ def _summary_pairs(summary: dict[str, Any]) -> list[tuple[str, str]]:
     return pairs
 
 
-def markdown(title: str, summary: dict[str, Any], rows: list[Row]) -> str:
+Categories = dict[str, dict[str, Any]]
+
+
+def markdown(
+    title: str, summary: dict[str, Any], rows: list[Row], categories: Categories | None = None
+) -> str:
     lines = [f"# {title}", "", "| measure | value |", "| --- | --- |"]
     lines += [f"| {k} | {v} |" for k, v in _summary_pairs(summary)]
+    if categories:
+        lines += ["", markdown_table(categories).rstrip("\n")]
     lines += [
         "",
         "| # | question | route | contains | cited | rank | ms | answer |",
@@ -84,9 +92,22 @@ def _cell(flag: bool | None) -> str:
     return f'<td class="{css}">{_mark(flag)}</td>'
 
 
-def html_page(title: str, summary: dict[str, Any], rows: list[Row]) -> str:
+def _category_table(categories: Categories) -> str:
+    e = html.escape
+    head = "".join(f"<th>{e(h)}</th>" for h in ["category", *(h for _k, h in COLUMNS)])
+    body = "".join(
+        f"<tr><th>{e(name)}</th>" + "".join(f"<td>{cell(t[k])}</td>" for k, _h in COLUMNS) + "</tr>"
+        for name, t in categories.items()
+    )
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def html_page(
+    title: str, summary: dict[str, Any], rows: list[Row], categories: Categories | None = None
+) -> str:
     e = html.escape
     head = "".join(f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in _summary_pairs(summary))
+    by_category = _category_table(categories) if categories else ""
     body = []
     for n, r in enumerate(rows, start=1):
         miss = r.contains is False or r.cited is False or r.route in ("smalltalk", "tools")
@@ -99,15 +120,21 @@ def html_page(title: str, summary: dict[str, Any], rows: list[Row]) -> str:
         )
     return (
         f'<!doctype html><html lang="en"><meta charset="utf-8"><title>{e(title)}</title>'
-        f"<style>{_STYLE}</style><h1>{e(title)}</h1><table>{head}</table>"
+        f"<style>{_STYLE}</style><h1>{e(title)}</h1><table>{head}</table>{by_category}"
         "<table><tr><th>#</th><th>question</th><th>route</th><th>contains</th><th>cited</th>"
         f"<th>rank</th><th>ms</th><th>answer</th></tr>{''.join(body)}</table></html>\n"
     )
 
 
-def write_report(path: Path, title: str, summary: dict[str, Any], rows: list[Row]) -> None:
+def write_report(
+    path: Path,
+    title: str,
+    summary: dict[str, Any],
+    rows: list[Row],
+    categories: Categories | None = None,
+) -> None:
     """HTML for ``.html``/``.htm``, Markdown for anything else."""
     if path.suffix.lower() in (".html", ".htm"):
-        path.write_text(html_page(title, summary, rows), encoding="utf-8")
+        path.write_text(html_page(title, summary, rows, categories), encoding="utf-8")
     else:
-        path.write_text(markdown(title, summary, rows), encoding="utf-8")
+        path.write_text(markdown(title, summary, rows, categories), encoding="utf-8")

@@ -28,7 +28,15 @@ def ingest_documents(
         target = folder / f"{name}.txt"
         if not target.exists() or target.read_text(encoding="utf-8") != text:
             target.write_text(text, encoding="utf-8")
-    return Ingestor(kb).run([folder], progress=lambda _c, done, total: progress(done, total))
+    return ingest_folder(kb, folder, progress)
+
+
+def ingest_folder(kb: KnowledgeBase, folder: Path, progress: Progress) -> IngestReport:
+    """Ingest a set's documents; pruned, so a reused ``--data-dir`` holds this folder only
+    as it is now (a removed document must not answer)."""
+    return Ingestor(kb).run(
+        [folder], prune=True, progress=lambda _c, done, total: progress(done, total)
+    )
 
 
 def _retrieved(kb: KnowledgeBase, question: str, k: int) -> list[tuple[str, str, str | None]]:
@@ -45,15 +53,19 @@ async def ask_all(
     judge: FaithfulnessJudge | None,
     progress: Callable[[Row], None],
 ) -> list[Row]:
-    """One thread per question, one question at a time (so latencies are not queueing)."""
+    """One thread per question, except that the turns of a follow-up thread share one (in
+    the order given, turn 1 first); one question at a time (so latencies are not queueing).
+    The run's own stamp keeps a re-run on the same data folder out of the last run's threads."""
     rows: list[Row] = []
+    run = time.time_ns()
     for number, question in enumerate(questions, start=1):
+        root = f"thread-{question.thread}" if question.thread else f"q{number}"
         turn = Turn(
             text=question.text,
             platform="eval",
             workspace="eval",
             channel="eval",
-            thread_root=f"q{number}-{time.time_ns()}",
+            thread_root=f"{root}-{run}",
             user="eval",
         )
         started = time.perf_counter()

@@ -9,6 +9,11 @@ A quoted sentence (a ``> `` line of an extractive answer, split into sentences) 
 it says. It is a strict count (a sentence a reader needs to make sense of the one that
 answers counts too), so it is read as a comparison between two runs on the same questions.
 Quoted table rows end in no full stop: two rows of one quote count as one sentence.
+
+An answer is *right* as the team handbook set scores it: it holds one of the answer strings
+as written (runs of whitespace collapsed, case ignored) and cites the expected source; for
+a question the documents do not answer, it opens as "not found". Whether an answer opened
+as found is :func:`opened_as_found`, the one place that reads it.
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ from agent.sentences import split_sentences
 from bots.evaluation.sets import Question
 
 _CITATION = re.compile(r"\[\d{1,2}\]")
+# Routes that answer without searching the documents.
+BYPASS_ROUTES = ("smalltalk", "tools", "memory", "blocked")
 
 
 def normalise(text: str) -> str:
@@ -36,6 +43,28 @@ def normalise(text: str) -> str:
 def contains_answer(answer: str, expected: list[str]) -> bool:
     body = normalise(answer)
     return any(normalise(e) and normalise(e) in body for e in expected)
+
+
+def holds_answer(answer: str, expected: list[str]) -> bool:
+    """The handbook rule, stricter than :func:`contains_answer`: "30,000" is not "30000"."""
+    body = " ".join(answer.split()).lower()
+    return any(e.strip() and " ".join(e.split()).lower() in body for e in expected)
+
+
+def opened_as_found(final: Final) -> bool:
+    """Whether the reply told the user the documents answer the question (the runner's
+    coverage signal: False when the reply opens with "couldn't find"; None, for a reply that
+    is not a question for the documents, counts as found)."""
+    return final.covered is not False
+
+
+def is_right(question: Question, final: Final, cited: bool | None) -> bool | None:
+    """None when the set gives nothing to judge by (no answer, and not a none-question)."""
+    if question.unanswerable:
+        return final.route not in BYPASS_ROUTES and not opened_as_found(final)
+    if not question.answers:
+        return None
+    return holds_answer(final.answer, question.answers) and cited is not False
 
 
 def quoted_sentences(answer: str) -> list[str]:
@@ -87,6 +116,11 @@ class Row:
     quoted: int = 0  # sentences quoted (extractive answers)
     off_point: int | None = None  # of those, how many hold no expected text
     lead_on_point: bool | None = None  # the first quoted sentence holds an expected text
+    right: bool | None = None  # see is_right; None: nothing to judge by
+    id: str = ""
+    category: str = ""
+    unanswerable: bool = False
+    thread_id: str = ""  # the conversation it was asked in (a follow-up shares its first turn's)
 
 
 def score(
@@ -113,17 +147,19 @@ def score(
         retrieved_rank=rank,
         contains=contains_answer(final.answer, question.answers) if question.answers else None,
         cited=cited,
-        covered=final.covered is not False,  # None: not a question for the documents
+        covered=opened_as_found(final),
         latency_ms=round(ms, 1),
         llm_calls=final.llm_calls,
         sources=[f"{s.source} {s.locator}".strip() for s in final.sources],
         quoted=len(quoted),
         off_point=judged[0] if judged else None,
         lead_on_point=judged[1] if judged else None,
+        right=is_right(question, final, cited),
+        id=question.id,
+        category=question.category,
+        unanswerable=question.unanswerable,
+        thread_id=final.thread_id,
     )
-
-
-BYPASS_ROUTES = ("smalltalk", "tools", "memory", "blocked")
 
 
 def percentile(values: list[float], q: float) -> float:

@@ -1,9 +1,13 @@
 """Question sets: a team's JSONL file, or a SQuAD-format JSON file.
 
 JSONL, one object a line: ``question`` (required), ``answer`` (a string or a list of
-acceptable strings, optional) and ``source`` (a file name, path, title or URL the answer
-should cite, optional). SQuAD: every question with its answer spans, its source being the
-paragraph, which ``teamrag eval`` ingests as one document named after its position.
+acceptable strings, optional; an explicit empty list ``[]`` means the documents do not
+answer it, and the right reply says so) and ``source`` (a file name, path, title or URL the
+answer should cite, optional). Optional too, as in the team handbook set: ``id``,
+``category`` (reported per category) and ``thread`` with ``turn`` (a follow-up: the turns of
+one thread are asked in order in one conversation). A ``docs/`` folder beside a JSONL file
+is the set's own knowledge base. SQuAD: every question with its answer spans, its source
+being the paragraph, which ``teamrag eval`` ingests as one document named after its position.
 """
 
 from __future__ import annotations
@@ -24,6 +28,12 @@ class Question:
     text: str
     answers: list[str] = field(default_factory=list)
     source: str = ""  # what a citation of the right document contains (file stem, path, URL)
+    # The set says the documents do not answer this ("answer": []): right is saying so.
+    unanswerable: bool = False
+    id: str = ""
+    category: str = ""
+    thread: str = ""  # follow-ups: one id for every turn of a thread, asked in ``turn`` order
+    turn: int = 0
 
 
 @dataclass(frozen=True)
@@ -31,6 +41,8 @@ class QuestionSet:
     questions: list[Question]
     # SQuAD paragraphs to ingest first, by document name; empty for a JSONL set.
     documents: dict[str, str] = field(default_factory=dict)
+    # A JSONL set's own documents: the ``docs/`` folder beside it, when there is one.
+    docs: Path | None = None
 
 
 def paragraph_name(file: Path, index: int) -> str:
@@ -84,18 +96,52 @@ def _jsonl(path: Path, text: str) -> QuestionSet:
             ) from None
         if not isinstance(item, dict) or not str(item.get("question", "")).strip():
             raise QuestionSetError(f"{path}:{number}: the object has no 'question'")
-        answer = item.get("answer") or []
-        answers = [answer] if isinstance(answer, str) else [str(a) for a in answer]
-        questions.append(
-            Question(str(item["question"]).strip(), answers, str(item.get("source") or ""))
-        )
+        questions.append(_question(path, number, item))
     if not questions:
         raise QuestionSetError(f"{path}: no questions (expected one JSON object per line)")
-    return QuestionSet(questions)
+    docs = path.parent / "docs"
+    return QuestionSet(in_asking_order(questions), docs=docs if docs.is_dir() else None)
+
+
+def _question(path: Path, number: int, item: dict[str, object]) -> Question:
+    answer = item.get("answer") or []
+    if not isinstance(answer, (str, list)):
+        raise QuestionSetError(f"{path}:{number}: 'answer' is a string or a list of strings")
+    answers = [answer] if isinstance(answer, str) else [str(a) for a in answer]
+    thread = str(item.get("thread") or "")
+    turn = item.get("turn") or 0
+    if not isinstance(turn, int):
+        raise QuestionSetError(f"{path}:{number}: 'turn' is a whole number (1, 2, ...)")
+    return Question(
+        str(item["question"]).strip(),
+        answers,
+        str(item.get("source") or ""),
+        unanswerable=item.get("answer") == [],
+        id=str(item.get("id") or ""),
+        category=str(item.get("category") or ""),
+        thread=thread,
+        turn=turn if thread else 0,
+    )
+
+
+def asking_units(questions: list[Question]) -> list[list[Question]]:
+    """What is drawn, split or asked as one: a question, or every turn of a thread (in
+    ``turn`` order, where its first turn stands in the file)."""
+    units: dict[str, list[Question]] = {}
+    for n, q in enumerate(questions):
+        units.setdefault(f"thread:{q.thread}" if q.thread else f"#{n}", []).append(q)
+    return [sorted(unit, key=lambda q: q.turn) for unit in units.values()]
+
+
+def in_asking_order(questions: list[Question]) -> list[Question]:
+    """Turn 2 of a thread is asked right after turn 1, in the same conversation."""
+    return [q for unit in asking_units(questions) for q in unit]
 
 
 def sample(questions: list[Question], limit: int | None, seed: int) -> list[Question]:
-    """``limit`` questions drawn at random with a fixed seed (the same ones every run)."""
-    if limit is None or limit >= len(questions):
+    """``limit`` questions drawn at random with a fixed seed (the same ones every run); a
+    thread counts as one and comes whole, its turns in order."""
+    units = asking_units(questions)
+    if limit is None or limit >= len(units):
         return list(questions)
-    return random.Random(seed).sample(questions, limit)
+    return [q for unit in random.Random(seed).sample(units, limit) for q in unit]
