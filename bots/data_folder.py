@@ -24,16 +24,18 @@ class DataFolderError(OSError):
 
 
 def make_private(folder: Path) -> list[Path]:
-    """Create ``folder`` 0700 if missing, set the umask to 077 for the rest of the process,
-    and take group and other permissions off what is in it. Returns what was tightened."""
+    """Set the umask to 077 for the rest of the process, and take group and other
+    permissions off what ``folder`` holds. Returns what was tightened.
+
+    A missing folder is not made here: a command that stops on a bad setting must leave
+    nothing behind, and whatever store makes it later makes it 0700 under the umask."""
     os.umask(PRIVATE_UMASK)
-    try:
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    except OSError as exc:
+    if folder.exists() and not folder.is_dir():
         raise DataFolderError(
-            f"cannot create the data folder {folder}: {exc.strerror or exc}; "
-            "set TEAMRAG_DATA_DIR to a folder you can write to"
-        ) from None
+            f"the data folder {folder} is a file; set TEAMRAG_DATA_DIR to a folder"
+        )
+    if not folder.exists():
+        return []
     tightened: list[Path] = []
     refused: list[Path] = []
     for path in (folder, *folder.rglob("*")):

@@ -56,8 +56,9 @@ def forget(
     ] = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Remove without asking.")] = False,
 ) -> None:
-    """Remove documents from the knowledge base: their passages, keyword index entries and
-    cached answers. Lists them and asks first."""
+    """Remove documents (passages, keyword entries, cached answers), after asking.
+
+    Lists what it would remove and asks first; --yes skips the question."""
     if not paths and scope is None:
         raise fail("name what to forget: files or folders, or --scope SCOPE", 2)
     try:

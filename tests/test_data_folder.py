@@ -32,6 +32,8 @@ def test_a_new_folder_and_what_sqlite_makes_in_it_are_private(tmp_path: Path) ->
     os.umask(0o022)
     folder = tmp_path / "data"
     assert make_private(folder) == []
+    assert not folder.exists()  # made by the first store that needs it, not before
+    folder.mkdir()
     assert mode(folder) == 0o700
     sqlite3.connect(folder / "http.sqlite").execute("create table t (x)").connection.commit()
     (folder / "chroma").mkdir()
@@ -60,8 +62,8 @@ def test_an_open_folder_is_tightened_once_and_said_once(
     assert mode(folder) == 0o700 and mode(folder / "chroma") == 0o700
 
 
-def test_a_folder_that_cannot_be_made_is_said_with_the_setting(tmp_path: Path) -> None:
+def test_a_data_folder_that_is_a_file_is_said_with_the_setting(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
     with pytest.raises(DataFolderError, match="TEAMRAG_DATA_DIR"):
-        make_private(blocker / "data")
+        make_private(blocker)
