@@ -35,6 +35,8 @@ class Account:
     disabled: bool = False
     has_password: bool = False
     created_at: float = 0.0
+    # Tokens issued under an older generation (before the last password change) are refused.
+    token_generation: int = 0
 
     def searchable(self, default_scope: str) -> frozenset[str]:
         """The scopes its questions search: its own, or the default scope when it has none.
@@ -56,6 +58,7 @@ def _account(row: RowMapping) -> Account:
         disabled=bool(row["disabled"]),
         has_password=row["password_hash"] is not None,
         created_at=float(row["created_at"]),
+        token_generation=int(row["token_generation"]),
     )
 
 
@@ -113,10 +116,15 @@ class AccountStore:
 
     def set_password(self, name: str, password: str) -> None:
         """Set or replace the account's password (an account added without one can then
-        sign in over HTTP)."""
+        sign in over HTTP). Every token issued before stops working: a password is
+        changed because it may be known to someone else, who may hold a token too."""
         if not password:
             raise AccountError("the password is empty")
-        self._update(name, password_hash=_hasher.hash(password))
+        self._update(
+            name,
+            password_hash=_hasher.hash(password),
+            token_generation=accounts.c.token_generation + 1,
+        )
 
     def _update(self, name: str, **values: object) -> None:
         def update(conn: Connection) -> int:

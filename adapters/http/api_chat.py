@@ -45,7 +45,10 @@ async def token(
             "(set one with `teamrag users password NAME`, reading it from stdin)",
             headers={"WWW-Authenticate": "Bearer"},
         )
-    return {"access_token": ctx.tokens.issue(account.name), "token_type": "bearer"}
+    return {
+        "access_token": ctx.tokens.issue(account.name, generation=account.token_generation),
+        "token_type": "bearer",
+    }
 
 
 def sse(event: str, data: Any) -> bytes:
