@@ -265,6 +265,37 @@ class Settings(BaseSettings):
     token_days: float = Field(
         30.0, gt=0, le=3650, description="How long a token from POST /api/auth/token lasts."
     )
+    signin_failures_per_account: int = Field(
+        5,
+        ge=0,
+        le=1000,
+        description="Wrong passwords before an account's sign-in is locked; 0 = off.",
+    )
+    signin_failures_per_address: int = Field(
+        20,
+        ge=0,
+        le=100_000,
+        description="Wrong passwords from one client address before it is locked; 0 = off.",
+    )
+    signin_lockout_s: float = Field(
+        30.0, gt=0, le=86400, description="The first sign-in lock; each further failure doubles it."
+    )
+    signin_max_lockout_s: float = Field(
+        900.0, gt=0, le=86400, description="The longest a sign-in lock grows to."
+    )
+    signin_window_s: float = Field(
+        900.0,
+        gt=0,
+        le=86400,
+        description="Failed sign-ins are forgotten this long after the last one "
+        "(or after the lock ends).",
+    )
+    signin_threads: int = Field(
+        1,
+        ge=1,
+        le=64,
+        description="Threads that check sign-in passwords (argon2), apart from the database's.",
+    )
 
     @field_validator("timezone")
     @classmethod

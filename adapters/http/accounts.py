@@ -134,12 +134,8 @@ class AccountStore:
         if not self.db.transaction(update):
             raise AccountError(f"no account named {name!r} (see `teamrag users list`)")
 
-    def verify_password(self, name: str, password: str) -> Account | None:
-        """The account when the password is right and the account active; else None.
-
-        An unknown name still costs one hash check, so the time taken does not tell
-        which names exist.
-        """
+    def credentials(self, name: str) -> tuple[Account | None, str | None]:
+        """The account (None when unknown) and its password hash (None when it has none)."""
 
         def select(conn: Connection) -> RowMapping | None:
             return (
@@ -147,14 +143,30 @@ class AccountStore:
             )
 
         row = self.db.transaction(select)
-        stored = row["password_hash"] if row else None
-        try:
-            _hasher.verify(stored or _DUMMY_HASH, password)
-        except (VerificationError, InvalidHashError):
-            return None
-        if row is None or stored is None or row["disabled"]:
-            return None
-        return _account(row)
+        return (_account(row), row["password_hash"]) if row else (None, None)
+
+    def verify_password(self, name: str, password: str) -> Account | None:
+        """The account when the password is right and the account active; else None."""
+        account, stored = self.credentials(name)
+        return account if check_password(stored, password) and usable(account) else None
+
+
+def check_password(stored: str | None, password: str) -> bool:
+    """Whether ``password`` matches the hash ``stored``.
+
+    No hash (an unknown name, or an account without a password) still costs one hash
+    check, so the time taken does not tell which names exist.
+    """
+    try:
+        _hasher.verify(stored or _DUMMY_HASH, password)
+    except (VerificationError, InvalidHashError):
+        return False
+    return stored is not None
+
+
+def usable(account: Account | None) -> bool:
+    """An account that may sign in with its password: known, with one, not disabled."""
+    return account is not None and account.has_password and not account.disabled
 
 
 _DUMMY_HASH = _hasher.hash("not a password anyone has")
