@@ -40,17 +40,13 @@ from typing import Any
 
 import httpx
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tests.servers import free_port
+
 SECRET = "benchmark-secret-" + "x" * 32
 PASSWORD = "the right passphrase"
 START_S = 120.0  # the service loads the encoder before it listens
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def cli(checkout: Path, env: dict[str, str], *args: str, stdin: str = "") -> str:
