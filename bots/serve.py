@@ -24,9 +24,13 @@ from adapters.http.app import create_app
 from adapters.http.context import HttpContext
 from adapters.http.conversations import ConversationStore
 from adapters.http.db import Database
+from adapters.http.passwords import PasswordChecks
+from adapters.http.signin_limit import LocalSignInLimiter, SignInLimiter, SignInPolicy
+from adapters.http.signin_limit_redis import RedisSignInLimiter
 from adapters.http.tokens import Tokens, load_or_create_secret
 from adapters.http.turns import HttpTurns
 from agent.retrieval.knowledge_base import KnowledgeBase
+from agent.shared.link import RedisLink
 from bots.checks import readiness
 from bots.common import on_sigterm
 from bots.ops import ops_server
@@ -44,6 +48,17 @@ def tokens(settings: Settings) -> Tokens:
     return Tokens(secret, settings.token_days)
 
 
+def signin_limiter(settings: Settings, link: RedisLink | None) -> SignInLimiter:
+    policy = SignInPolicy(
+        per_account=settings.signin_failures_per_account,
+        per_address=settings.signin_failures_per_address,
+        lockout_s=settings.signin_lockout_s,
+        max_lockout_s=settings.signin_max_lockout_s,
+        window_s=settings.signin_window_s,
+    )
+    return LocalSignInLimiter(policy) if link is None else RedisSignInLimiter(link, policy)
+
+
 @asynccontextmanager
 async def open_http_app(
     settings: Settings, services: ChatServices, kb: KnowledgeBase
@@ -51,6 +66,7 @@ async def open_http_app(
     """The application on ``services``; at the end, the turns under way finish and are
     stored before the database closes."""
     db = open_database(settings)
+    passwords = PasswordChecks(settings.signin_threads)
     try:
         ctx = HttpContext(
             services=services,
@@ -62,6 +78,8 @@ async def open_http_app(
             max_history_chars=settings.http_max_history_chars,
             default_scope=settings.default_scope,
             documents=lambda: [document_row(d) for d in kb.catalog.documents()],
+            signin_limiter=signin_limiter(settings, services.link),
+            passwords=passwords,
         )
         app = create_app(ctx)
         try:
@@ -70,6 +88,7 @@ async def open_http_app(
             turns: HttpTurns = app.state.turns
             await turns.drain()
     finally:
+        passwords.close()
         db.close()
 
 

@@ -18,6 +18,10 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from agent.tools.clock import resolve_zone
 from agent.tools.errors import ToolError
 
+MIN_SECRET_BYTES = 32
+# Never echoed back in an error: a rejected secret may still be a real one, mistyped.
+SECRET_FIELDS = frozenset({"jwt_secret"})
+
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
@@ -270,11 +274,42 @@ class Settings(BaseSettings):
     http_port: int = Field(8080, ge=1, le=65535, description="Port of `teamrag serve`.")
     jwt_secret: str | None = Field(
         None,
-        description="Signs the HTTP service's bearer tokens; unset = a secret generated once "
-        "and kept in the data folder (set it when several hosts serve).",
+        description="Signs the HTTP service's bearer tokens (32 bytes at least); unset = a "
+        "secret generated once and kept in the data folder (set it when several hosts serve).",
     )
     token_days: float = Field(
         30.0, gt=0, le=3650, description="How long a token from POST /api/auth/token lasts."
+    )
+    signin_failures_per_account: int = Field(
+        5,
+        ge=0,
+        le=1000,
+        description="Wrong passwords before an account's sign-in is locked; 0 = off.",
+    )
+    signin_failures_per_address: int = Field(
+        20,
+        ge=0,
+        le=100_000,
+        description="Wrong passwords from one client address before it is locked; 0 = off.",
+    )
+    signin_lockout_s: float = Field(
+        30.0, gt=0, le=86400, description="The first sign-in lock; each further failure doubles it."
+    )
+    signin_max_lockout_s: float = Field(
+        900.0, gt=0, le=86400, description="The longest a sign-in lock grows to."
+    )
+    signin_window_s: float = Field(
+        900.0,
+        gt=0,
+        le=86400,
+        description="Failed sign-ins are forgotten this long after the last one "
+        "(or after the lock ends).",
+    )
+    signin_threads: int = Field(
+        1,
+        ge=1,
+        le=64,
+        description="Threads that check sign-in passwords (argon2), apart from the database's.",
     )
 
     @field_validator("timezone")
@@ -284,6 +319,21 @@ class Settings(BaseSettings):
             resolve_zone(value)
         except ToolError as exc:  # at start, not at the first date question or usage record
             raise ValueError(str(exc)) from None
+        return value
+
+    @field_validator("jwt_secret")
+    @classmethod
+    def _long_secret(cls, value: str | None) -> str | None:
+        # A short HS256 secret is guessed offline from any one token, and then anyone can
+        # forge a token for any account.
+        # Empty reads as unset (a generated secret), as it always has.
+        if value and len(value.encode()) < MIN_SECRET_BYTES:
+            raise ValueError(
+                f"{len(value.encode())} bytes is too short to sign tokens: use "
+                f"{MIN_SECRET_BYTES} bytes at least, e.g. the output of "
+                '`python -c "import secrets; print(secrets.token_urlsafe(48))"`, '
+                "or unset it to have one generated in the data folder"
+            )
         return value
 
     @property
@@ -317,5 +367,6 @@ def load_settings() -> Settings:
             # A field read under its own name takes the prefix (llm: TEAMRAG_LLM); the loc
             # of an aliased one is its variable already (DATABASE_URL).
             name = f"TEAMRAG_{field.upper()}" if field in Settings.model_fields else field
-            problems.append(f"{name}: {error['msg']} (got {error.get('input')!r})")
+            got = "(not shown)" if field in SECRET_FIELDS else repr(error.get("input"))
+            problems.append(f"{name}: {error['msg']} (got {got})")
         raise SettingsError("invalid settings: " + "; ".join(problems)) from None

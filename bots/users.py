@@ -82,12 +82,15 @@ def _read_password(what: str) -> str:
 
 @users_app.command("password")
 def password(name: Annotated[str, typer.Argument(help="The account.")]) -> None:
-    """Set or change an account's password, read from the first line of stdin."""
+    """Set or change an account's password (from stdin's first line); revokes its tokens."""
     try:
         _store().set_password(name, _read_password("teamrag users password"))
     except AccountError as exc:
         raise fail(str(exc), 2) from None
-    err.print(f"password set for {name}; it can sign in at POST /api/auth/token")
+    err.print(
+        f"password set for {name}; its earlier tokens no longer work; it can sign in at "
+        "POST /api/auth/token"
+    )
 
 
 @users_app.command("disable")
@@ -123,4 +126,6 @@ def token(
         raise fail(f"no account named {name!r}: add it with `teamrag users add {name}`", 2)
     if account.disabled:
         raise fail(f"the account {name!r} is disabled", 2)
-    print(tokens(settings_or_exit()).issue(name, days=days))
+    print(
+        tokens(settings_or_exit()).issue(name, generation=account.token_generation, days=days)
+    )

@@ -200,6 +200,20 @@ def test_every_bad_setting_is_named_as_it_is_set(
     assert f"{variable}:" in result.output and repr(value) in result.output
 
 
+def test_a_short_jwt_secret_is_refused_at_start_without_echoing_it(
+    env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before, TEAMRAG_JWT_SECRET=a was taken, and a token signed with 'a' was honoured."""
+    monkeypatch.setenv("TEAMRAG_JWT_SECRET", "short-secret-29-bytes-long-xx")
+    result = runner.invoke(app, ["status"])
+    assert result.exit_code == 2, result.output
+    assert "TEAMRAG_JWT_SECRET:" in result.output and "32 bytes at least" in result.output
+    assert "secrets.token_urlsafe(48)" in result.output
+    assert "short-secret-29" not in result.output
+    monkeypatch.setenv("TEAMRAG_JWT_SECRET", "x" * 32)  # 32 bytes is enough
+    assert runner.invoke(app, ["status"]).exit_code == 0
+
+
 def test_unwritable_data_folder_names_the_fix(
     env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -77,6 +77,33 @@ async def test_accounts_and_conversations_survive_reopening(
     db.close()
 
 
+def test_a_password_change_raises_the_token_generation_after_an_upgrade(
+    database: tuple[str | None, Path],
+) -> None:
+    """A database from before the token generation (schema version 1) gets the column on
+    open, every account at 0; a password change raises it, which revokes earlier tokens."""
+    import sqlalchemy as sa
+
+    url, folder = database
+    db = Database.open(url, folder)
+    AccountStore(db).add("minji", password="비밀")
+    with db.engine.begin() as conn:  # back to what version 1 left
+        conn.execute(sa.text("ALTER TABLE teamrag_accounts DROP COLUMN token_generation"))
+        conn.execute(sa.text("DELETE FROM teamrag_http_schema WHERE version > 1"))
+    db.close()
+
+    db = Database.open(url, folder)
+    assert db.version == len(MIGRATIONS)
+    accounts = AccountStore(db)
+    before = accounts.get("minji")
+    assert before is not None and before.token_generation == 0
+    accounts.set_password("minji", "새 비밀")
+    accounts.set_password("minji", "또 새 비밀")
+    after = accounts.get("minji")
+    assert after is not None and after.token_generation == 2
+    db.close()
+
+
 def test_engine_url_uses_psycopg_3_for_postgres(tmp_path: Path) -> None:
     assert engine_url("postgresql://u@h/db", tmp_path) == "postgresql+psycopg://u@h/db"
     assert engine_url("postgres://u@h/db", tmp_path) == "postgresql+psycopg://u@h/db"

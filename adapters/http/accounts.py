@@ -35,6 +35,8 @@ class Account:
     disabled: bool = False
     has_password: bool = False
     created_at: float = 0.0
+    # Tokens issued under an older generation (before the last password change) are refused.
+    token_generation: int = 0
 
     def searchable(self, default_scope: str) -> frozenset[str]:
         """The scopes its questions search: its own, or the default scope when it has none.
@@ -56,6 +58,7 @@ def _account(row: RowMapping) -> Account:
         disabled=bool(row["disabled"]),
         has_password=row["password_hash"] is not None,
         created_at=float(row["created_at"]),
+        token_generation=int(row["token_generation"]),
     )
 
 
@@ -113,10 +116,15 @@ class AccountStore:
 
     def set_password(self, name: str, password: str) -> None:
         """Set or replace the account's password (an account added without one can then
-        sign in over HTTP)."""
+        sign in over HTTP). Every token issued before stops working: a password is
+        changed because it may be known to someone else, who may hold a token too."""
         if not password:
             raise AccountError("the password is empty")
-        self._update(name, password_hash=_hasher.hash(password))
+        self._update(
+            name,
+            password_hash=_hasher.hash(password),
+            token_generation=accounts.c.token_generation + 1,
+        )
 
     def _update(self, name: str, **values: object) -> None:
         def update(conn: Connection) -> int:
@@ -126,12 +134,8 @@ class AccountStore:
         if not self.db.transaction(update):
             raise AccountError(f"no account named {name!r} (see `teamrag users list`)")
 
-    def verify_password(self, name: str, password: str) -> Account | None:
-        """The account when the password is right and the account active; else None.
-
-        An unknown name still costs one hash check, so the time taken does not tell
-        which names exist.
-        """
+    def credentials(self, name: str) -> tuple[Account | None, str | None]:
+        """The account (None when unknown) and its password hash (None when it has none)."""
 
         def select(conn: Connection) -> RowMapping | None:
             return (
@@ -139,14 +143,30 @@ class AccountStore:
             )
 
         row = self.db.transaction(select)
-        stored = row["password_hash"] if row else None
-        try:
-            _hasher.verify(stored or _DUMMY_HASH, password)
-        except (VerificationError, InvalidHashError):
-            return None
-        if row is None or stored is None or row["disabled"]:
-            return None
-        return _account(row)
+        return (_account(row), row["password_hash"]) if row else (None, None)
+
+    def verify_password(self, name: str, password: str) -> Account | None:
+        """The account when the password is right and the account active; else None."""
+        account, stored = self.credentials(name)
+        return account if check_password(stored, password) and usable(account) else None
+
+
+def check_password(stored: str | None, password: str) -> bool:
+    """Whether ``password`` matches the hash ``stored``.
+
+    No hash (an unknown name, or an account without a password) still costs one hash
+    check, so the time taken does not tell which names exist.
+    """
+    try:
+        _hasher.verify(stored or _DUMMY_HASH, password)
+    except (VerificationError, InvalidHashError):
+        return False
+    return stored is not None
+
+
+def usable(account: Account | None) -> bool:
+    """An account that may sign in with its password: known, with one, not disabled."""
+    return account is not None and account.has_password and not account.disabled
 
 
 _DUMMY_HASH = _hasher.hash("not a password anyone has")

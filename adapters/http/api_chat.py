@@ -1,18 +1,17 @@
-"""``POST /api/auth/token`` and ``POST /api/chat`` (one JSON answer, or Server-Sent Events)."""
+"""``POST /api/chat`` (one JSON answer, or Server-Sent Events)."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Depends, HTTPException, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, StreamingResponse
-from fastapi.security import OAuth2PasswordRequestForm
 
 from adapters.chat.phrases import phrase
-from adapters.http.schemas import ChatRequest, ChatResponse, TokenResponse
-from adapters.http.security import CurrentAccount, context
+from adapters.http.schemas import ChatRequest, ChatResponse
+from adapters.http.security import CurrentAccount
 from adapters.http.turns import HttpTurns, LiveTurn, TurnRefused
 from agent.events import Progress, Token
 from agent.language import detect_language
@@ -29,23 +28,6 @@ def turns(request: Request) -> HttpTurns:
 
 def refused(exc: TurnRefused) -> JSONResponse:
     return JSONResponse({"detail": exc.reason}, status_code=exc.status, headers=exc.headers)
-
-
-@router.post("/auth/token", response_model=TokenResponse, tags=["auth"])
-async def token(
-    request: Request, form: Annotated[OAuth2PasswordRequestForm, Depends()]
-) -> dict[str, str]:
-    """Exchange a name and password (OAuth2 password form) for a bearer token."""
-    ctx = context(request)
-    account = await ctx.accounts.db.call(ctx.accounts.verify_password, form.username, form.password)
-    if account is None:
-        raise HTTPException(
-            401,
-            "wrong name or password, or the account is disabled or has no password "
-            "(set one with `teamrag users password NAME`, reading it from stdin)",
-            headers={"WWW-Authenticate": "Bearer"},
-        )
-    return {"access_token": ctx.tokens.issue(account.name), "token_type": "bearer"}
 
 
 def sse(event: str, data: Any) -> bytes:

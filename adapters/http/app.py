@@ -11,7 +11,7 @@ from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse, Res
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from adapters.http import api_admin, api_chat, api_records, openai_api
+from adapters.http import api_admin, api_auth, api_chat, api_records, openai_api
 from adapters.http.context import HttpContext
 from adapters.http.protections import Protections
 from adapters.http.turns import HttpTurns
@@ -41,7 +41,7 @@ def create_app(ctx: HttpContext) -> FastAPI:
     app.state.ctx = ctx
     app.add_middleware(Protections, max_body_bytes=ctx.max_body_bytes)
     app.state.turns = HttpTurns(ctx)
-    for module in (api_chat, api_records, api_admin, openai_api):
+    for module in (api_auth, api_chat, api_records, api_admin, openai_api):
         app.include_router(module.router)
 
     @app.exception_handler(StarletteHTTPException)

@@ -10,6 +10,8 @@ from typing import Any
 from adapters.chat.services import ChatServices
 from adapters.http.accounts import AccountStore
 from adapters.http.conversations import ConversationStore
+from adapters.http.passwords import PasswordChecks
+from adapters.http.signin_limit import LocalSignInLimiter, SignInLimiter, SignInPolicy
 from adapters.http.tokens import Tokens
 from agent.events import Turn
 
@@ -40,3 +42,9 @@ class HttpContext:
     # The documents and their scopes in the knowledge base (for /admin).
     documents: Callable[[], list[dict[str, Any]]] = field(default=lambda: [])
     model_name: str = "teamrag"
+    # Failed password sign-ins, per account and per address (TEAMRAG_SIGNIN_*).
+    signin_limiter: SignInLimiter = field(
+        default_factory=lambda: LocalSignInLimiter(SignInPolicy())
+    )
+    # argon2 on threads of its own, never the database's (TEAMRAG_SIGNIN_THREADS).
+    passwords: PasswordChecks = field(default_factory=PasswordChecks)

@@ -36,6 +36,9 @@ accounts = sa.Table(
     sa.Column("scopes", sa.Text, nullable=False, default="[]"),  # JSON list
     sa.Column("disabled", sa.Boolean, nullable=False, default=False),
     sa.Column("created_at", sa.Float, nullable=False),
+    # Raised by a password change; a token carries the value it was issued under, so the
+    # change revokes every earlier token (schema version 2).
+    sa.Column("token_generation", sa.Integer, nullable=False, default=0, server_default="0"),
 )
 
 conversations = sa.Table(
@@ -97,7 +100,21 @@ def _create_v1(conn: Connection) -> None:
         table.create(conn, checkfirst=True)
 
 
-MIGRATIONS: list[Callable[[Connection], None]] = [_create_v1]
+def _token_generation_v2(conn: Connection) -> None:
+    # A database created by this release has the column from v1 already (v1 creates the
+    # table as declared above); one from an earlier release gets it here.
+    if "token_generation" in {c["name"] for c in sa.inspect(conn).get_columns(accounts.name)}:
+        return
+    column = accounts.c.token_generation
+    conn.execute(
+        sa.text(
+            f"ALTER TABLE {accounts.name} ADD COLUMN {column.name} "
+            f"{column.type.compile(dialect=conn.dialect)} NOT NULL DEFAULT 0"
+        )
+    )
+
+
+MIGRATIONS: list[Callable[[Connection], None]] = [_create_v1, _token_generation_v2]
 """Migration ``n`` (1-based) brings the schema from version ``n - 1`` to ``n``."""
 
 

@@ -36,14 +36,20 @@ async def current_account(
         )
     ctx = context(request)
     try:
-        name = ctx.tokens.account_of(credentials.credentials)
+        claims = ctx.tokens.claims_of(credentials.credentials)
     except TokenError as exc:
         raise unauthorized(str(exc)) from None
+    name = claims.account
     account = await ctx.accounts.db.call(ctx.accounts.get, name)
     if account is None:
         raise unauthorized(f"the account {name!r} no longer exists")
     if account.disabled:
         raise unauthorized(f"the account {name!r} is disabled (ask an admin to enable it)")
+    if claims.generation != account.token_generation:
+        raise unauthorized(
+            f"the token was issued before the password of {name!r} changed: sign in again "
+            "with the new password (POST /api/auth/token)"
+        )
     return account
 
 

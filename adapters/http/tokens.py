@@ -1,9 +1,10 @@
 """Bearer tokens: JWTs signed with HS256 and the service's secret.
 
-A token names its account and when it expires, nothing more: the account's scopes,
-admin flag and whether it is disabled are read at every request, so disabling an
-account or changing its scopes takes effect at once, without waiting for its tokens
-to expire.
+A token names its account, when it expires and the account's token generation, nothing
+more: the account's scopes, admin flag, whether it is disabled and its current
+generation are read at every request, so disabling an account, changing its scopes or
+changing its password (which raises the generation) takes effect at once, without
+waiting for its tokens to expire.
 """
 
 from __future__ import annotations
@@ -22,6 +23,14 @@ ISSUER = "teamrag"
 
 class TokenError(Exception):
     """Why a token was refused, in words for the 401 response."""
+
+
+@dataclass(frozen=True)
+class Claims:
+    account: str
+    # The account's token generation when the token was issued (0 for tokens from before
+    # generations existed, as for an account whose password never changed).
+    generation: int = 0
 
 
 def load_or_create_secret(configured: str | None, path: Path) -> str:
@@ -48,14 +57,31 @@ class Tokens:
     secret: str
     days: float = 30.0
 
-    def issue(self, account: str, *, days: float | None = None, now: float | None = None) -> str:
+    def issue(
+        self,
+        account: str,
+        *,
+        generation: int = 0,
+        days: float | None = None,
+        now: float | None = None,
+    ) -> str:
         issued = int(now if now is not None else time.time())
         lifetime = (self.days if days is None else days) * 86400
-        claims = {"sub": account, "iat": issued, "exp": issued + int(lifetime), "iss": ISSUER}
+        claims = {
+            "sub": account,
+            "iat": issued,
+            "exp": issued + int(lifetime),
+            "iss": ISSUER,
+            "gen": generation,
+        }
         return jwt.encode(claims, self.secret, algorithm=ALGORITHM)
 
     def account_of(self, token: str) -> str:
         """The account a valid token names; :class:`TokenError` says why one is not valid."""
+        return self.claims_of(token).account
+
+    def claims_of(self, token: str) -> Claims:
+        """What a valid token says; :class:`TokenError` says why one is not valid."""
         try:
             claims = jwt.decode(
                 token,
@@ -80,4 +106,7 @@ class Tokens:
             ) from None
         except jwt.InvalidTokenError as exc:
             raise TokenError(f"the token is not valid: {exc}") from None
-        return str(claims["sub"])
+        generation = claims.get("gen", 0)
+        if not isinstance(generation, int):
+            raise TokenError("the token is not valid: its 'gen' claim is not a whole number")
+        return Claims(str(claims["sub"]), generation)
