@@ -168,6 +168,9 @@ class Settings(BaseSettings):
     queue_max_attempts: int = Field(
         3, ge=1, le=20, description="Give up on a turn after this many workers failed it."
     )
+    turn_timeout_s: float = Field(
+        180.0, gt=0, le=3600, description="End a turn that runs longer, with the reason."
+    )
     ops_port: int = Field(
         0,
         ge=0,

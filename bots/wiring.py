@@ -190,7 +190,12 @@ async def open_runner(
                 persona=settings.persona,
             )
             locks = thread_locks(settings, link)
-            runner = Runner(build_graph(checkpointer, store), deps, locks=locks)
+            runner = Runner(
+                build_graph(checkpointer, store),
+                deps,
+                locks=locks,
+                turn_timeout_s=settings.turn_timeout_s,
+            )
             try:
                 yield runner
             finally:

@@ -33,7 +33,7 @@ from agent.nodes.common import (
     question_of,
     timed,
 )
-from agent.nodes.compression import compress
+from agent.nodes.compression import compress_all
 from agent.nodes.judging import candidates, covered
 from agent.nodes.refine import missing_queries, stagnated
 from agent.nodes.routing import history_of
@@ -145,7 +145,10 @@ async def generate(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
     features = features_of(state, deps)
     raw = [item["text"] for item in items]
     if features.context_compression:
-        raw = [compress(text, question_of(state)) for text in raw]
+        question = question_of(state)
+        # One thread hop for every passage: sentence splitting and term sets, a few ms
+        # a passage, which the event loop should not wait for.
+        raw = await asyncio.to_thread(compress_all, raw, question)
     texts = fit_texts(raw, plan_tokens.evidence)
     fitted = [item | {"text": text} for item, text in zip(items, texts, strict=False)]
     plan = state.get("plan")
@@ -250,6 +253,9 @@ async def output_guard(state: AgentState, runtime: Runtime[Deps]) -> dict[str, A
         return {}  # a quote, or the fixed "nothing found" reply: honest by construction
     if state.get("route") == "creative" and not state.get("answer_model"):
         return {}  # the fixed "drafting needs a model" reply with the matching documents
+    # Stays on the loop: it reads a model's answer (bounded by the answer's token limit,
+    # about 1 ms on 4,000 characters), and a thread hop can queue behind embeddings and
+    # searches in the default pool, which costs more than it saves.
     quality = check_output(state.get("answer", ""))
     if quality == "pass":
         return {}

@@ -30,3 +30,8 @@ def compress(passage: str, question: str) -> str:
     if len(kept) <= 1:
         return passage
     return " ".join(kept)
+
+
+def compress_all(passages: list[str], question: str) -> list[str]:
+    """:func:`compress` on every passage, for one thread hop instead of one each."""
+    return [compress(passage, question) for passage in passages]

@@ -10,8 +10,8 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from agent.deps import Deps
-from agent.guards import check_input
-from agent.language import detect_language, has_hangul
+from agent.guards import InputVerdict, check_input
+from agent.language import Language, detect_language, has_hangul
 from agent.memory.budget import TokenPlan
 from agent.memory.profile import recall, render_profile, user_namespace
 from agent.nodes.common import features_of, persona_of, timed
@@ -60,8 +60,16 @@ def has_history(state: AgentState) -> bool:
 @timed("input_guard")
 async def input_guard(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
     text = state["turn"]["text"]
-    language = detect_language(text)
-    verdict = check_input(text, max_chars=runtime.context.config.max_input_chars, language=language)
+    max_chars = runtime.context.config.max_input_chars
+
+    def guard() -> tuple[Language, InputVerdict]:
+        language = detect_language(text)
+        return language, check_input(text, max_chars=max_chars, language=language)
+
+    # Off the event loop: on a long message (TEAMRAG_MAX_INPUT_CHARS allows 100,000
+    # characters) the patterns take a few hundred ms, which /healthz, the Slack ack
+    # and every other turn would otherwise wait for.
+    language, verdict = await asyncio.to_thread(guard)
     update: dict[str, Any] = {
         "question": text.strip(),
         "language": language,
@@ -107,13 +115,15 @@ async def _cached(state: AgentState, deps: Deps) -> dict[str, Any]:
     if deps.cache is None or not features_of(state, deps).cache:
         return {}
     question = state["question"]
-    # "And the second one?" means something else in every thread: never serve it from cache.
-    if is_context_dependent(question, has_history=has_history(state)):
-        return {}
+    history = has_history(state)
     cache = deps.cache
     catalog = deps.kb.catalog
 
     def lookup() -> Any:
+        # "And the second one?" means something else in every thread: never serve it
+        # from cache. Checked here, off the loop, as its patterns scan the whole message.
+        if is_context_dependent(question, has_history=history):
+            return None
         vector = deps.kb.embedder.embed_query(question)
         return cache.lookup(
             question, vector, scope_key(state, deps), catalog.document_versions, same_subject
