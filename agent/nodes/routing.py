@@ -47,6 +47,7 @@ from agent.routing.bypass import (
     asks_about_something,
     is_creative_request,
     match_needed,
+    without_pleasantries,
 )
 from agent.routing.intent import is_context_dependent, memory_command
 from agent.schemas import Analysis
@@ -161,7 +162,8 @@ async def _local_route(state: AgentState, deps: Deps) -> dict[str, Any]:
     question = state["question"]
     facts = [{"kind": f.kind, "text": f.text} for f in extract_facts_locally(question)]
     needs_history = is_context_dependent(question, has_history=has_history(state))
-    base = {"user_facts": facts, "needs_history": needs_history, "standalone": question}
+    standalone = without_pleasantries(question)
+    base = {"user_facts": facts, "needs_history": needs_history, "standalone": standalone}
     if asks_for_tool(question):
         return base | {"route": "tools", "route_confidence": 1.0, "complexity": "simple"}
     guess = await asyncio.to_thread(deps.prototype_router.classify, question)
