@@ -11,7 +11,9 @@ import math
 import re
 from dataclasses import dataclass
 
+from agent.answer_kind import STRICT, asked_kind, holds_kind
 from agent.language import Language, detect_language
+from agent.lead import TermIds, judge_lead
 from agent.retrieval.embeddings import Embedder
 from agent.retrieval.tokenizer import tokenize
 from agent.retrieval.types import Chunk, SearchHit
@@ -26,7 +28,12 @@ from agent.sentences import blocks, is_row, split_block
 # IDF, 0.93 with rarity): what matters is which of these few sentences a term singles out.
 _OVERLAP_WEIGHT = 0.8
 _FIRST_PASSAGE_BONUS = 0.15
-_NUMBER_BONUS = 0.03
+# A sentence holding the kind of answer the question asks for (a time for "몇 시", an
+# amount for "how much": agent/answer_kind.py).
+# A place or a person can be named in too many ways for their shapes to count as much.
+_KIND_BONUS = 0.15
+_SOFT_KIND_BONUS = 0.05
+_HEADING_SHARE = 0.5
 # A sentence in the other language cannot share the question's words, only their
 # translation: half of the weight of the words it lacks goes to the cosine instead. With
 # none, the demo's Korean question still quoted page 3's "24시간 동안" line beside the English
@@ -43,13 +50,6 @@ MAX_SENTENCES = 3
 # half the best sentence's. On the 300-question sets every answer that quoted its gold span
 # still does, with 12% (KorQuAD) and 20% (XQuAD) fewer quoted sentences that hold none (on a
 # second 300 of each, one answer a set lost its span, a third sentence from another passage).
-# The best sentence shares no term with the question and the encoder puts it below this
-# cosine: the documents hold nothing on the question, whatever the passage-level judge
-# thought. On the sample knowledge base, 20 questions it does not answer ("What is the
-# name of the CEO's dog?", "연봉 인상률은 얼마인가요?") quoted a sentence at 0.05-0.23 with no
-# shared term, 11 of them below 0.18; the 44 questions of samples/questions*.jsonl that
-# quoted a sentence without a shared term were at 0.16 (one not answering), 0.19 and above.
-_UNRELATED_BEST = 0.18
 # A follow-up ("Redis는요?", "Who approves it?") is searched as the earlier question plus
 # itself, whose terms would otherwise pick the sentence the thread was already given: its
 # own terms weigh this much more, and a sentence the previous answer quoted this much less.
@@ -63,12 +63,6 @@ _KEEP_APART = 0.5
 _UNRELATED_COSINE = 0.3
 _UNRELATED_SHARE = 0.5
 
-_ASKS_FOR_NUMBER = re.compile(
-    r"몇|얼마|기록은|날짜|언제|연도|년도|수는|비율|how (?:many|much|long|old|far)|when|what year"
-    r"|which year|percent|number of|\bdate\b",
-    re.IGNORECASE,
-)
-_NUMBER = re.compile(r"\d+")
 
 _TEXT: dict[Language, dict[str, str]] = {
     "ko": {
@@ -102,8 +96,8 @@ class ExtractiveAnswer:
     text: str
     citations: list[Citation]
     language: Language
-    # False when even the best sentence bears no relation to the question (see
-    # ``_UNRELATED_BEST``): the quotes are the nearest text, not an answer.
+    # False when the lead sentence does not answer the question (agent/lead.py): the
+    # quotes are the nearest text, not an answer.
     related: bool = True
 
 
@@ -113,6 +107,7 @@ class _Candidate:
     section: int  # which part of the passage: a heading inside it starts the next
     position: int  # order in the passage
     text: str
+    heading: str = ""  # the passage's heading path: what its sentences are about
 
     @property
     def group(self) -> tuple[int, int]:
@@ -131,6 +126,7 @@ def extractive_answer(
     unrelated_intro: str | None = None,
     follow_up: str | None = None,
     said: str = "",
+    term_ids: TermIds | None = None,
 ) -> ExtractiveAnswer:
     """Quote the sentences that answer the question, each with the ``[n]`` of its passage.
 
@@ -151,8 +147,25 @@ def extractive_answer(
     candidates = [c for rank, hit in enumerate(hits[:consider]) for c in _quotable(rank, hit.chunk)]
     scores, overlaps, cosines = _scores(question, language, candidates, embedder, follow_up, said)
     chosen = _choose(candidates, scores, overlaps, cosines, max_sentences)
-    best = chosen[0]
-    related = overlaps[best] > 0 or cosines[best] >= _UNRELATED_BEST
+
+    def answers(i: int) -> bool:
+        chunk = hits[candidates[i].rank].chunk
+        return judge_lead(
+            follow_up or question,
+            candidates[i].text,
+            f"{chunk.title}\n{chunk.heading}",
+            cosines[i],
+            same_language=detect_language(candidates[i].text) == language,
+            term_ids=term_ids,
+        ).answers
+
+    # The answer comes first: when the best-scored sentence does not answer and one quoted
+    # beside it does (the glossary's definition of "postmortem" above the line with its
+    # deadline), that one leads.
+    lead = next((i for i in chosen if answers(i)), None)
+    related = lead is not None
+    if lead is not None and lead != chosen[0]:
+        chosen = [lead, *(i for i in chosen if i != lead)]
     if intro is None and not related:
         intro = unrelated_intro
     groups: dict[tuple[int, int], list[_Candidate]] = {}
@@ -164,7 +177,11 @@ def extractive_answer(
         # The best sentence first (the answer comes first), the rest as the passage has them.
         ordered = [picked[0], *sorted(picked[1:], key=lambda c: c.position)]
         number = _citation_number(citations, hits[rank].chunk)
-        lines.extend([f"> {' '.join(c.text for c in ordered)} [{number}]", ""])
+        # Each sentence, list item or table row on a line of its own: glued together, two
+        # list items read as one with a stray " - " between them.
+        quote = [f"> {c.text.removeprefix('• ')}" for c in ordered]
+        quote[-1] += f" [{number}]"
+        lines.extend([*quote, ""])
     return ExtractiveAnswer("\n".join(lines).strip(), citations, language, related)
 
 
@@ -225,11 +242,15 @@ def _scores(
     # question ("Postgres", "--prune"), read the same in both; in an English question a
     # name cannot be told from a word.
     worded = {t for t in weight if _is_hangul(t) == (language == "ko") and not t.isdigit()}
-    asked = set(_NUMBER.findall(question))
-    wants_number = bool(_ASKS_FOR_NUMBER.search(question))
+    kind = asked_kind(follow_up or question) or asked_kind(question)
     scores, overlaps, cosines = [], [], []
+    headings = {c.heading: set(tokenize(c.heading)) for c in candidates}
     for candidate, sentence_tokens, cosine in zip(candidates, tokens, dense, strict=True):
+        # A term the sentence's heading holds counts for part: "within 5 business days"
+        # under "Closing and postmortem" answers a question about the postmortem.
+        heading = headings[candidate.heading]
         overlap = sum(w for t, w in weight.items() if t in sentence_tokens) / mass
+        under = sum(w for t, w in weight.items() if t in heading and t not in sentence_tokens)
         similarity = float(cosine)
         meaning = 1 - _OVERLAP_WEIGHT
         if detect_language(candidate.text) != language:
@@ -237,11 +258,13 @@ def _scores(
             # a sentence may hold in other words is for the cosine to judge.
             unseen = sum(w for t, w in weight.items() if t in worded and t not in sentence_tokens)
             meaning += _TRANSLATED * _OVERLAP_WEIGHT * unseen / mass
-        score = _OVERLAP_WEIGHT * overlap + meaning * similarity
+        score = _OVERLAP_WEIGHT * (overlap + _HEADING_SHARE * under / mass) + meaning * similarity
         if candidate.rank == 0:
             score += _FIRST_PASSAGE_BONUS
-        if wants_number and set(_NUMBER.findall(candidate.text)) - asked:
-            score += _NUMBER_BONUS
+        translated = detect_language(candidate.text) != language
+        if kind is not None and (overlap > 0 or translated) and holds_kind(candidate.text, kind):
+            # Only among sentences on the question's subject: any number is no answer.
+            score += _KIND_BONUS if kind in STRICT else _SOFT_KIND_BONUS
         if said and candidate.text in said:
             score *= _QUOTED_BEFORE
         scores.append(score)
@@ -288,7 +311,7 @@ def _quotable(rank: int, chunk: Chunk) -> list[_Candidate]:
             sections.extend([section] * len(split))
             sentences.extend(split)
     everything = [
-        _Candidate(rank, section, position, sentence)
+        _Candidate(rank, section, position, sentence, chunk.heading)
         for position, (section, sentence) in enumerate(_with_headers(sections, sentences))
     ]
     quotable = [c for c in everything if c.text not in named and not c.text.endswith((":", "："))]

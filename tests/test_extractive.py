@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ from agent.extractive import extractive_answer
 from agent.retrieval.embeddings import UniversalSentenceEncoder
 from agent.retrieval.knowledge_base import KnowledgeBase
 from agent.retrieval.loaders import load_document
+from agent.retrieval.tokenizer import tokenize
 from agent.retrieval.types import Chunk, SearchHit
 from agent.sentences import split_sentences
 from bots.evaluation.run import ask_all
@@ -208,3 +210,47 @@ def test_each_sample_question_names_sentences_of_the_sample_documents(line: str)
     for answer in item["answer"]:
         assert any(normalise(answer) in text for text in sample_texts().values()), answer
     assert any(matches_source(item["source"], str(SAMPLES / name)) for name in sample_texts())
+
+
+EXPENSES = """2. 법인카드
+
+- 건당 500,000원을 넘는 결제는 결제 전에 전자결재로 사전 승인을 받아야 합니다.
+- 카드를 쓴 뒤 사용일로부터 7일 이내에 비즈플레이에서 용도와 참석자를 입력하고 영수증을 첨부합니다.
+- 종이 영수증은 따로 제출하지 않아도 되지만, 사진이 흐리면 반려됩니다.
+"""
+
+
+def test_the_sentence_that_holds_the_asked_kind_leads_and_list_items_stay_apart(
+    embedder: UniversalSentenceEncoder,
+) -> None:
+    """ "며칠 안에" asks for a duration: the receipt line with "7일 이내" leads, not the one
+    about paper receipts that shares more words; two list items quoted together stand on
+    lines of their own (glued, they read as one item with a stray " - " inside)."""
+    known = set(tokenize(EXPENSES))  # what the catalog knows: these documents' words
+
+    def term_ids(terms: Sequence[str]) -> list[int | None]:
+        return [1 if t in known else None for t in terms]
+
+    answer = extractive_answer(
+        "법카 긁고 나서 영수증은 며칠 안에 올려야 하나요",
+        [hit(EXPENSES)],
+        embedder,
+        term_ids=term_ids,
+    )
+    lines = quotes(answer.text)
+    assert "7일 이내" in lines[0], answer.text
+    assert answer.related, answer.text
+    assert all(" - " not in line[len("> - ") :] for line in lines), answer.text
+    assert len(lines) >= 2, answer.text
+
+
+def test_a_lead_that_lacks_what_is_asked_opens_as_not_found(
+    embedder: UniversalSentenceEncoder,
+) -> None:
+    answer = extractive_answer(
+        "법카 해외 결제 수수료는 몇 퍼센트예요?",
+        [hit(EXPENSES)],
+        embedder,
+        unrelated_intro="NOT FOUND",
+    )
+    assert answer.text.startswith("NOT FOUND") and not answer.related, answer.text

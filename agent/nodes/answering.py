@@ -91,12 +91,11 @@ class Quoted(NamedTuple):
 
 async def quote(state: AgentState, deps: Deps, items: list[PoolItem]) -> Quoted:
     """The extractive answer: quoted sentences with [n] pointing into ``items``. It says
-    the documents do not answer when the judge found them short, or when even the best
-    sentence bears no relation to the question."""
+    the documents do not answer unless the sentence it leads with answers the question
+    (agent/lead.py): what the reader sees first decides, not the passages around it."""
     if not items:
         return Quoted(replies.text("nothing_found", state["language"]), False)
     not_covered = replies.text("not_covered", state["language"])
-    judged = covered(state, items)
     hits = [hit_of(item) for item in items]
     question = question_of(state)
     # A follow-up searched with the earlier question: quote for what it adds.
@@ -106,10 +105,10 @@ async def quote(state: AgentState, deps: Deps, items: list[PoolItem]) -> Quoted:
     answer = await asyncio.to_thread(
         functools.partial(
             extractive_answer,
-            intro=None if judged else not_covered,
             unrelated_intro=not_covered,
             follow_up=follow_up,
             said=str(answers[-1].content) if answers else "",
+            term_ids=deps.kb.catalog.term_ids,
         ),
         question,
         hits,
@@ -123,7 +122,7 @@ async def quote(state: AgentState, deps: Deps, items: list[PoolItem]) -> Quoted:
         if (hit.chunk.source, hit.chunk.locator()) in positions
     }
     text = _CITATION.sub(lambda m: f"[{index.get(int(m.group(1)), 0)}]", answer.text)
-    return Quoted(text, judged and answer.related)
+    return Quoted(text, answer.related)
 
 
 @timed("generate")

@@ -20,6 +20,7 @@ from langgraph.types import Send
 
 from agent.config import AgentConfig
 from agent.deps import Deps
+from agent.lead import holds_stem
 from agent.llm import LLMError, structured
 from agent.nodes.common import config_of, degraded, llm_used, question_of, timed
 from agent.nodes.planning import loop_tasks
@@ -90,8 +91,6 @@ _COSINE_FLOOR, _COSINE_SPAN = 0.1, 0.3
 # How much more a question's English word counts when no document uses it: usually it is
 # what the question is about ("dress" of "What is the dress code?"), and no passage holds it.
 _UNSEEN_WEIGHT = 3.0
-# Shorter English words are not matched by their stem: "form" and "format" stay apart.
-_STEM_LETTERS = 5
 
 TermIds = Callable[[Sequence[str]], Sequence[int | None]]
 
@@ -120,7 +119,7 @@ def local_review(
     for item in items:
         found |= set(tokenize(item["text"]))
     weights = {t: 1.0 + math.log(1 + len(t)) for t in terms}
-    held = {t for t in terms if _holds(found, t)}
+    held = {t for t in terms if holds_stem(found, t)}
     if term_ids is not None:
         # Latin words only: a Korean stem is a whole 어절 less its particles, so compounds
         # and spacing ("전철역", "전철 1호선 영등포역") leave many Korean stems unseen.
@@ -136,20 +135,6 @@ def local_review(
     meaning = min(1.0, max(0.0, (best - _COSINE_FLOOR) / _COSINE_SPAN))
     score = max(coverage, meaning)
     return ids, score, [] if score >= 0.7 else missing[:3], useful
-
-
-def _holds(found: set[str], term: str) -> bool:
-    """Whether the passages' terms hold ``term``, or an English word it shares a stem with
-    that the index's light stemmer keeps apart: "exception" is answered by "except",
-    "deployment" by "deploy" (``_STEM_LETTERS`` at least on both sides)."""
-    if term in found:
-        return True
-    if len(term) < _STEM_LETTERS or not term.isascii():
-        return False
-    return any(
-        len(word) >= _STEM_LETTERS and (term.startswith(word) or word.startswith(term))
-        for word in found
-    )
 
 
 # Below this sufficiency the passages are only the nearest text, not an answer: say so.

@@ -22,7 +22,6 @@ from agent.llm import LLMError, invoke_with_tools, once_sent, stream_text, struc
 from agent.memory.budget import TokenPlan
 from agent.memory.profile import (
     Fact,
-    extract_facts_locally,
     forget,
     kind_named,
     recall,
@@ -49,12 +48,12 @@ from agent.routing.bypass import (
     match_needed,
 )
 from agent.routing.intent import is_context_dependent, memory_command
+from agent.routing.reading import asks_for_tool, read_locally
 from agent.schemas import Analysis
 from agent.state import AgentState, Plan, SubQuestion
 from agent.tools import (
     TOOLS,
     ToolError,
-    asks_for_datetime,
     calculate,
     current_datetime,
     find_expression,
@@ -150,28 +149,18 @@ async def _documents_claim(state: AgentState, deps: Deps, needed: Needed | None)
     return await asyncio.to_thread(claim)
 
 
-def asks_for_tool(question: str) -> bool:
-    """A computation or the date asked for outright: "3*(4+5)는?", "오늘 며칠이야?"."""
-    return bool(find_expression(question)) or asks_for_datetime(question)
-
-
-def _read_locally(question: str, history: bool) -> tuple[list[dict[str, str]], bool, bool]:
-    """The text rules' reading of a message: the facts it states about the user, whether
-    it needs the thread, whether it asks for a tool. Run in a thread by the caller: each
-    scans the whole message, a few hundred ms together on a 100,000-character one."""
-    facts = [{"kind": f.kind, "text": f.text} for f in extract_facts_locally(question)]
-    return facts, is_context_dependent(question, has_history=history), asks_for_tool(question)
-
-
 async def _local_route(state: AgentState, deps: Deps) -> dict[str, Any]:
     """Routing without an LLM: text rules for tools, then embedding prototypes, then the
     documents' say before a smalltalk reply."""
     question = state["question"]
-    facts, needs_history, tool = await asyncio.to_thread(
-        _read_locally, question, has_history(state)
-    )
-    base = {"user_facts": facts, "needs_history": needs_history, "standalone": question}
-    if tool:
+    reading = await asyncio.to_thread(read_locally, question, has_history(state))
+    needs_history = reading.needs_history
+    base = {
+        "user_facts": reading.facts,
+        "needs_history": needs_history,
+        "standalone": reading.standalone,
+    }
+    if reading.tool:
         return base | {"route": "tools", "route_confidence": 1.0, "complexity": "simple"}
     guess = await asyncio.to_thread(deps.prototype_router.classify, question)
     route, notes = _unsure(guess.route, guess.confidence, deps.config.prototype_min_confidence)

@@ -153,6 +153,24 @@ def is_pleasantry(text: str) -> bool:
     return _words(stripped) <= _SHORT_WORDS and bool(_CUES.search(stripped))
 
 
+# Where a chat message parts a pleasantry from what it asks: sentence ends, a dash, emoji,
+# laughter ("ㅎㅎ"), line breaks.
+_CLAUSE = re.compile(
+    r"(?<=[.!?~…])\s+|\s+-+\s+|\n+|[\U0001F300-\U0001FAFF\u2600-\u27BF]+\s*|[ㅋㅎ]{2,}\s*"
+)
+
+
+def without_pleasantries(text: str) -> str:
+    """The question inside "thanks! also whats the wifi pw" or "안녕하세요~ 혹시 ...": the
+    clauses that are pleasantries dropped, so search and the answer's lead judge weigh what
+    is asked, not the thanks around it. A message that is all pleasantry stays whole."""
+    parts = [p.strip() for p in _CLAUSE.split(text) if p and p.strip()]
+    kept = [p for p in parts if not is_pleasantry(p)]
+    if not kept or len(kept) == len(parts):
+        return text
+    return " ".join(kept)
+
+
 def match_needed(text: str) -> Needed | None:
     """The match at which the documents claim this message, or None when it may bypass
     them whatever they contain (a pleasantry)."""

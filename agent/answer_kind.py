@@ -1,0 +1,151 @@
+"""What kind of answer a question asks for, and whether a sentence holds one.
+
+A question that asks "몇 시" or "how long" is answered by a sentence holding a time or a
+duration, whatever words they share: "Nightly builds start at 03:00" answers "나이틀리 몇시에
+뽑혀요?", and a sentence about nightly builds with no time in it does not. These are grammar
+signals (question words and the shapes of times, amounts, counts, places and people), the
+same for every team's documents, so they hold on documents nobody tuned them on.
+
+Every pattern here is a flat alternation of bounded pieces: linear on any input.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+Kind = Literal[
+    "clock", "when", "duration", "frequency", "amount", "percent", "count", "place", "person"
+]
+
+# Kinds whose absence from the lead quote means it does not answer: a number-shaped answer
+# is either in the sentence or not. A place or a person can be named in too many ways
+# ("your team lead", "the IT desk") to refuse a quote that lacks the usual shapes.
+STRICT: frozenset[Kind] = frozenset(
+    {"clock", "when", "duration", "frequency", "amount", "percent", "count"}
+)
+
+_I = re.IGNORECASE
+# The question side, most specific first: "몇 시" before "몇", "얼마나 오래" before "얼마".
+_ASKS: list[tuple[Kind, re.Pattern[str]]] = [
+    ("percent", re.compile(r"몇\s?퍼|몇\s?%|퍼센트|비율|percent|percentage|what %", _I)),
+    ("clock", re.compile(r"몇\s?시(?!간)|what time|몇시", _I)),
+    (
+        "frequency",
+        re.compile(r"얼마나\s?자주|몇\s?번씩|주기|how often|how frequently", _I),
+    ),
+    (
+        "duration",
+        re.compile(
+            r"얼마나\s?(?:오래|걸|빨리|길|동안)|며칠|몇\s?일|몇\s?(?:분|시간|주|달|개월|년)"
+            r"|how long|how fast|how soon|how quickly"
+            r"|how many (?:days|hours|minutes|weeks|months|years)"
+            r"|within how",
+            _I,
+        ),
+    ),
+    (
+        "amount",
+        re.compile(
+            r"얼마(?!나)|금액|한도|비용|how much|\bamount\b|\bcost\b|\bprice\b"
+            r"|what(?:'s| is) the (?:limit|budget)",
+            _I,
+        ),
+    ),
+    (
+        "count",
+        re.compile(r"몇|얼마나|how many|what number|최소|최대|minimum|maximum|\bmin\b|\bmax\b", _I),
+    ),
+    (
+        "when",
+        re.compile(
+            r"언제|무슨\s?요일|어느\s?요일|날짜|마감|기한"
+            r"|\bwhen\b|what day|which day|deadline|by when|until when",
+            _I,
+        ),
+    ),
+    ("person", re.compile(r"누구|누가|담당자|\bwho\b|\bwhom\b|\bwhose\b", _I)),
+    (
+        "place",
+        re.compile(
+            r"어디|어느\s?(?:채널|곳|층|방)|\bwhere\b"
+            r"|which (?:\w{1,20} )?(?:channel|room|floor|site|page|form|email|address)",
+            _I,
+        ),
+    ),
+]
+
+_DIGIT = r"\d"
+_NUMBER_WORD = (
+    r"(?:한|두|세|네|다섯|여섯|일곱|여덟|아홉|열)\s?(?:명|개|번|회|대|건|장|시간|달|주|곳|가지)"
+    r"|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|once|twice)\b"
+)
+_CLOCK = (
+    r"\d{1,2}:\d{2}|\d{1,2}\s?시|(?:오전|오후|새벽|정오|자정|아침|저녁)"
+    r"|\d{1,2}\s?(?:am|pm|a\.m\.|p\.m\.)|\bnoon\b|\bmidnight\b"
+)
+_UNIT = (
+    r"\d[\d,.]{0,20}\s?(?:분|시간|일|주|개월|달|년|영업일|초)"
+    r"|\d[\d,.]{0,20}\s?(?:business |working |calendar )?"
+    r"(?:minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?|seconds?)\b"
+    r"|D-\d{1,6}"
+)
+_WEEKDAY = (
+    r"[월화수목금토일]요일|\b(?:mon|tues|wednes|thurs|fri|satur|sun)day"
+    r"|\b(?:january|february|march|april|may|june|july|august|september|october|november|december)\b"
+    r"|\d{4}-\d{2}-\d{2}|\d{1,2}\s?월\s?\d{1,2}\s?일|\d{1,2}/\d{1,2}|\d{1,6}\s?(?:일|월)|분기|quarter"
+)
+_FREQUENCY = (
+    r"매(?:일|주|월|달|년|분기|시간|일\s?밤)|마다|주\s?\d\s?회|\d\s?회|격주"
+    r"|\bevery\b|\bdaily\b|\bweekly\b|\bmonthly\b|\bnightly\b|\bbiweekly\b|\byearly\b|\bannually\b"
+    r"|\bper (?:day|week|month|year|quarter)\b|times a"
+)
+_MONEY = (
+    r"\d[\d,.]{0,20}\s?(?:원|만\s?원|천\s?원|억|달러|dollars?|usd|krw|won)|[$₩€£]\s?\d"
+    r"|\d[\d,.]{0,20}\s?만\b"
+)
+_PERCENT = r"\d[\d.]{0,12}\s?(?:%|퍼센트|percent)"
+_PLACE = (
+    r"#[\w-]{2,80}|https?://|[\w.+-]{1,64}@\w|\d{1,6}\s?층|\d{1,6}(?:st|nd|rd|th) floor"
+    r"|\bfloor\b|\broom\b|\bdesk\b"
+    r"|회의실|라운지|로비|[가-힣]{1,6}실\b|공원|센터|\bportal\b|포털|위키|\bwiki\b|채널|\bchannel\b"
+    r"|\b(?:in|on|at|via|through) [A-Z][\w-]{1,40}"
+)
+_PERSON = (
+    r"@[\w.-]{2,64}|[A-Z][a-z]{1,20} [A-Z][a-z]{1,20}|\([가-힣]{2,4}\)|[가-힣]{2,4}\s?(?:님|씨)"
+    r"|팀장|리드|매니저|담당|오너|대표|이사|책임자|\blead\b|\bmanager\b|\bowner\b|\bteam\b|팀\b"
+    r"|\bCEO\b|\bCTO\b|\bhead of\b"
+)
+
+_HOLDS: dict[Kind, re.Pattern[str]] = {
+    "clock": re.compile(_CLOCK, _I),
+    "when": re.compile(f"{_CLOCK}|{_UNIT}|{_WEEKDAY}|{_FREQUENCY}", _I),
+    "duration": re.compile(_UNIT, _I),
+    "frequency": re.compile(f"{_FREQUENCY}|{_WEEKDAY}", _I),
+    "amount": re.compile(f"{_MONEY}|{_PERCENT}", _I),
+    "percent": re.compile(_PERCENT, _I),
+    "count": re.compile(f"{_DIGIT}|{_NUMBER_WORD}", _I),
+    "place": re.compile(_PLACE),
+    "person": re.compile(_PERSON),
+}
+
+
+def asked_kind(question: str) -> Kind | None:
+    """The kind of answer ``question`` asks for, or None when it asks for an explanation."""
+    for kind, pattern in _ASKS:
+        if pattern.search(question):
+            return kind
+    return None
+
+
+def without_asking(question: str) -> str:
+    """``question`` without the words that ask for the kind ("몇 시", "how long"): they say
+    what shape the answer has, not what it is about."""
+    for _, pattern in _ASKS:
+        question = pattern.sub(" ", question)
+    return question
+
+
+def holds_kind(text: str, kind: Kind) -> bool:
+    """Whether ``text`` holds an answer of that kind (a time, an amount, a channel, ...)."""
+    return _HOLDS[kind].search(text) is not None

@@ -1,0 +1,141 @@
+"""Whether the sentence an extractive answer leads with answers the question.
+
+An answer opens as found only when its lead quote answers (DESIGN, "Trust"). The passage
+judge reads whole passages and is fooled both ways: a passage about monitors shares
+"days" with a sick-leave question, and a passage holding the answer among chat words it
+lacks ("법카 긁고 나서") scores low. The lead sentence is what a reader sees first, so it is
+judged on its own, with the heading it stands under and its document's title (a section
+"2. 법인카드" says what its list items are about), by three general signals:
+
+- the answer kind: a question asking "몇 시" or "how long" is not answered by a sentence
+  without a time or a duration (:mod:`agent.answer_kind`);
+- term support: the share of the question's words the sentence and its headings hold, a
+  word that no document uses weighing more (it is usually what the question is about:
+  "referral", "스톡옵션"), except a Korean predicate nobody wrote ("긁고", "올려야");
+- meaning: the encoder's cosine, which is all there is when the sentence is in the other
+  language than the question.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from agent.answer_kind import STRICT, asked_kind, holds_kind, without_asking
+from agent.retrieval.tokenizer import tokenize, words
+
+TermIds = Callable[[Sequence[str]], Sequence[int | None]]
+
+# Shorter English words are not matched by their stem: "form" and "format" stay apart.
+_STEM_LETTERS = 5
+# A chat clipping ("prod", "repo", "config") is the start of the word it stands for.
+_CLIPPING_LETTERS = 4
+
+# A question word that no document uses: the subject the documents lack, in English; in
+# Korean only when it is not a predicate (a chat verb form the documents never spell).
+_UNSEEN_WEIGHT = 3.0
+# The last syllables of Korean verb and adjective forms that the tokenizer does not strip
+# ("긁고", "올려야", "받아요", "되면"): grammar, not a topic.
+_PREDICATE_ENDINGS = frozenset("고서야면까지니냐죠요어아게며나네래대데는은을건걸던든던")
+# Shares of the question's term weight the lead (with its headings) must hold.
+_SUPPORT = 0.5
+_SUPPORT_WITH_KIND = 0.3
+# Cosine of question and lead sentence that stands in for shared words, when the lead holds
+# the kind of answer asked for: in the same language a paraphrase, in the other language a
+# translation (where the encoder's cosine runs lower).
+_SAME_LANGUAGE_COSINE = 0.45
+_OTHER_LANGUAGE_COSINE = 0.36
+
+
+@dataclass(frozen=True)
+class LeadVerdict:
+    answers: bool
+    support: float  # share of the question's term weight held
+    cosine: float
+    kind_ok: bool
+
+
+def judge_lead(
+    question: str,
+    lead: str,
+    context: str,
+    cosine: float,
+    *,
+    same_language: bool,
+    term_ids: TermIds | None = None,
+) -> LeadVerdict:
+    """Whether ``lead`` (under the headings and title in ``context``) answers ``question``."""
+    kind = asked_kind(question)
+    held = kind is not None and holds_kind(lead, kind)
+    kind_ok = held or kind is None or kind not in STRICT
+    support = term_support(question, lead, context, term_ids, same_language=same_language)
+    # The kind held lowers the share of words needed: "7일 이내" in a sentence about
+    # receipts answers "영수증 며칠 안에", whatever chat words the question adds.
+    enough = support >= (_SUPPORT_WITH_KIND if held else _SUPPORT)
+    floor = _SAME_LANGUAGE_COSINE if same_language else _OTHER_LANGUAGE_COSINE
+    answers = kind_ok and (enough or (held and cosine >= floor))
+    return LeadVerdict(answers, support, cosine, kind_ok)
+
+
+def term_support(
+    question: str,
+    lead: str,
+    context: str,
+    term_ids: TermIds | None,
+    *,
+    same_language: bool,
+) -> float:
+    """The share of the question's term weight that the lead and its headings hold."""
+    terms = [t for t in dict.fromkeys(words(without_asking(question))) if len(t) > 1]
+    if not same_language:
+        # Across languages only names, numbers and code read the same in both.
+        terms = [t for t in terms if t.isascii()]
+    if not terms:
+        return 0.0
+    held_in = set(tokenize(lead)) | set(tokenize(context))
+    weights = {t: 1.0 + math.log(1 + len(t)) for t in terms}
+    unseen = term_ids(terms) if term_ids is not None else [0] * len(terms)
+    for term, known in zip(terms, unseen, strict=True):
+        if known is None:
+            if term.isascii() or (len(term) > 2 and term[-1] not in _PREDICATE_ENDINGS):
+                weights[term] *= _UNSEEN_WEIGHT
+            elif len(term) == 2 and term[-1] not in _PREDICATE_ENDINGS:
+                pass  # a chat clipping ("법카", "인강"): the documents spell it out
+            else:
+                weights[term] = 0.0
+    total = sum(weights.values())
+    if total == 0:
+        return 0.0
+    return sum(w * _held(t, held_in) for t, w in weights.items()) / total
+
+
+def _held(term: str, tokens: set[str]) -> float:
+    """1 for a word the text holds, or an English word of the same stem or a chat clipping
+    of it ("prod" of production, see :func:`holds_stem`); for a Korean compound the share
+    of its syllable pairs it holds ("인수인계" in a sentence that says "인계"), as the
+    keyword index matches it."""
+    if holds_stem(tokens, term, clippings=True):
+        return 1.0
+    if term.isascii() or len(term) < 3:
+        return 0.0
+    pairs = [term[i : i + 2] for i in range(len(term) - 1)]
+    return sum(p in tokens for p in pairs) / len(pairs)
+
+
+def holds_stem(found: set[str], term: str, *, clippings: bool = False) -> bool:
+    """Whether ``found`` holds ``term``, or an English word it shares a stem with that the
+    index's light stemmer keeps apart: "exception" is answered by "except", "deployment"
+    by "deploy" (``_STEM_LETTERS`` at least on both sides). With ``clippings``, a chat
+    clipping is held by the word it starts ("prod" by "production"), which a passage-level
+    judge cannot afford ("form" is not "format") but one sentence, read for a question
+    typed in chat, can."""
+    if term in found:
+        return True
+    shortest = _CLIPPING_LETTERS if clippings else _STEM_LETTERS
+    if not term.isascii() or not term.isalpha() or len(term) < shortest:
+        return False
+    return any(
+        word.startswith(term) or (len(word) >= _STEM_LETTERS and term.startswith(word))
+        for word in found
+    )

@@ -1,0 +1,143 @@
+"""The kind of answer a question asks for, and whether the lead quote answers it."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+import pytest
+
+from agent.answer_kind import asked_kind, holds_kind, without_asking
+from agent.lead import judge_lead
+from agent.routing.bypass import without_pleasantries
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("나이틀리 보통 몇시에 뽑혀요?", "clock"),
+        ("What time does the nightly build start?", "clock"),
+        ("영수증은 며칠 안에 올려야 하나요", "duration"),
+        ("how fast do i have to ack a page", "duration"),
+        ("감사 로그는 얼마나 보관해요?", "count"),
+        ("택시비는 얼마까지 돼요?", "amount"),
+        ("how much is the meal allowance", "amount"),
+        ("카나리 몇퍼로 나가요", "percent"),
+        ("핫픽스 머지하려면 어프루브 몇 명 받아야 됨?", "count"),
+        ("회의 안 잡는 날이 무슨 요일이었죠?", "when"),
+        ("when is the handover?", "when"),
+        ("how often is the status page updated", "frequency"),
+        ("보안 쪽 오너 누구임?", "person"),
+        ("which slack channel do build alerts go to?", "place"),
+        ("노트북 어디서 받아요?", "place"),
+        ("What is the deploy freeze?", None),
+        ("왜 빌드가 실패해요?", None),
+    ],
+)
+def test_the_kind_a_question_asks_for(question: str, kind: str | None) -> None:
+    assert asked_kind(question) == kind
+
+
+@pytest.mark.parametrize(
+    ("sentence", "kind", "holds"),
+    [
+        ("나이틀리 빌드는 매일 03:00에 시작합니다.", "clock", True),
+        ("Nightly builds start at 3 am.", "clock", True),
+        ("나이틀리는 main 최신 리비전을 빌드합니다.", "clock", False),
+        ("사용일로부터 7일 이내에 영수증을 첨부합니다.", "duration", True),
+        ("Acknowledge within 15 minutes.", "duration", True),
+        ("Acknowledge the page in PagerDuty.", "duration", False),
+        ("1인 12,000원까지 지원합니다.", "amount", True),
+        ("The limit is $50 a day.", "amount", True),
+        ("카나리는 5%로 시작합니다.", "percent", True),
+        ("Ask in #access-requests.", "place", True),
+        ("Triage runs on Tuesdays.", "when", True),
+        ("Approved by Kim Min-ji (김민지).", "person", True),
+    ],
+)
+def test_whether_a_sentence_holds_that_kind(sentence: str, kind: str, holds: bool) -> None:
+    assert holds_kind(sentence, kind) is holds  # type: ignore[arg-type]
+
+
+def test_the_words_that_ask_are_not_what_the_question_is_about() -> None:
+    assert "몇" not in without_asking("나이틀리 보통 몇시에 뽑혀요?")
+    assert "how long" not in without_asking("how long are audit logs kept?")
+
+
+def test_a_lead_without_the_asked_kind_does_not_answer_whatever_it_shares() -> None:
+    """ "몇 시" is not answered by a sentence about nightly builds with no time in it."""
+    no_time = judge_lead(
+        "나이틀리 보통 몇시에 뽑혀요?",
+        "나이틀리는 시작 시점의 main 최신 리비전을 빌드합니다.",
+        "빌드 & 릴리스 > 나이틀리",
+        0.4,
+        same_language=True,
+    )
+    assert not no_time.answers and not no_time.kind_ok
+    with_time = judge_lead(
+        "나이틀리 보통 몇시에 뽑혀요?",
+        "나이틀리 빌드는 매일 03:00에 시작합니다.",
+        "빌드 & 릴리스 > 나이틀리",
+        0.4,
+        same_language=True,
+    )
+    assert with_time.answers
+
+
+def test_a_lead_that_shares_only_a_side_word_does_not_answer() -> None:
+    """ "스톡옵션 베스팅 기간" is not answered by a sentence about holiday periods: the words
+    no document uses are what the question is about."""
+
+    def unseen(terms: Sequence[str]) -> list[int | None]:
+        return [None if t in ("스톡옵션", "베스팅") else 1 for t in terms]
+
+    verdict = judge_lead(
+        "스톡옵션 베스팅 기간 어떻게 돼요?",
+        "설·추석 연휴 기간의 대기는 주말·공휴일 기준을 적용합니다.",
+        "온콜 > 수당",
+        0.23,
+        same_language=True,
+        term_ids=unseen,
+    )
+    assert not verdict.answers and verdict.support < 0.3
+
+
+def test_a_chat_clipping_is_held_by_the_word_it_starts() -> None:
+    verdict = judge_lead(
+        "How do I get prod access?",
+        "Production access is requested through Opal.",
+        "FAQ > Accounts",
+        0.3,
+        same_language=True,
+    )
+    assert verdict.answers
+
+
+@pytest.mark.parametrize(
+    ("message", "question"),
+    [
+        ("thanks! also whats the wifi pw", "also whats the wifi pw"),
+        ("ok thanks. is there guest parking?", "is there guest parking?"),
+        ("안녕하세요~ 혹시 택시비 몇 시부터 돼요?", "혹시 택시비 몇 시부터 돼요?"),
+        (
+            "lol ok thx. one more q - how long do reviews take?",
+            "one more q how long do reviews take?",
+        ),
+        ("고마워요", "고마워요"),
+        ("What is the deploy freeze?", "What is the deploy freeze?"),
+    ],
+)
+def test_the_question_inside_a_pleasantry(message: str, question: str) -> None:
+    assert without_pleasantries(message) == question
+
+
+@pytest.mark.parametrize(
+    "text", ["1" * 4000, "a" * 4000, "가" * 4000 + "실", "1," * 2000, "@" * 4000]
+)
+def test_the_kind_patterns_are_linear(text: str) -> None:
+    started = time.process_time()
+    asked_kind(text)
+    for kind in ("clock", "when", "duration", "amount", "percent", "count", "place", "person"):
+        holds_kind(text, kind)
+    without_pleasantries(text)
+    assert time.process_time() - started < 1.0
