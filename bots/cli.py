@@ -41,7 +41,8 @@ from bots.forget import forget
 from bots.processes import discord, serve, slack
 from bots.records import feedback, usage
 from bots.settings import Settings
-from bots.sources_cli import AllowPrivateOption, ingest_urls, sources_app, sync_command
+from bots.sources_cli import AllowPrivateOption, ingest_urls, sources_app
+from bots.sync_cli import sync_command
 from bots.users import users_app
 from bots.wiring import open_runner, parts_in_use
 
