@@ -60,6 +60,12 @@ class Source:
     link: str | None = None
     doc_id: str = ""
     kind: Literal["document", "web"] = "document"
+    # The passage the answer drew on (cut at QUOTE_CHARS): a reader checks the claim
+    # where it is cited, without opening the document.
+    quote: str = ""
+
+
+QUOTE_CHARS = 600
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,17 @@ from langgraph.graph.state import CompiledStateGraph
 from agent import replies
 from agent.config import FeatureError
 from agent.deps import Deps
-from agent.events import Event, Final, Progress, Route, Source, Token, Turn, Usage
+from agent.events import (
+    QUOTE_CHARS,
+    Event,
+    Final,
+    Progress,
+    Route,
+    Source,
+    Token,
+    Turn,
+    Usage,
+)
 from agent.language import detect_language
 from agent.locks import LocalThreadLocks, ThreadLocks
 from agent.locks_redis import LockLostError
@@ -44,7 +54,13 @@ def to_source(number: int, item: PoolItem | dict[str, Any]) -> Source:
         link=item.get("link"),
         doc_id=str(item.get("doc_id", "")),
         kind="web" if item.get("kind") == "web" else "document",
+        quote=_quote(str(item.get("text", ""))),
     )
+
+
+def _quote(text: str) -> str:
+    text = text.strip()
+    return text if len(text) <= QUOTE_CHARS else text[: QUOTE_CHARS - 1].rstrip() + "…"
 
 
 class _DraftGate:

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 from agent.retrieval.catalog import DocumentRecord
 
+PROMPT = ("What does “{title}” say?", "“{title}” 문서의 핵심 내용은?")
+
 
 @dataclass(frozen=True)
 class Shelf:
@@ -41,6 +43,13 @@ class Shelf:
 
     def counts_by_scope(self) -> list[tuple[str, int]]:
         return sorted(Counter(d.scope for d in self.documents).items())
+
+    def suggested_questions(self, limit: int, language: str) -> list[str]:
+        """Questions to offer an empty conversation (the Slack pane's prompts, the web
+        chat's welcome): one per newest document, in the user's language."""
+        english, korean = PROMPT
+        template = korean if language == "ko" else english
+        return [template.format(title=title) for title in self.recent_titles(limit)]
 
     @property
     def last_ingested(self) -> float | None:

@@ -12,6 +12,7 @@ from fastapi import APIRouter, Query, Request
 from adapters.chat.unanswered import unanswered as questions_without_answer
 from adapters.http.api_records import report, usage_report
 from adapters.http.security import AdminAccount, context
+from adapters.paths import shown_path
 
 router = APIRouter(prefix="/api/admin", tags=["admin"])
 
@@ -86,5 +87,8 @@ async def unanswered(
 
 
 def document_row(record: Any) -> dict[str, Any]:
+    """A document as the admin view lists it: the source as the team named it (a path
+    relative to the service's folder, or the web address), never the server's own path."""
     data = asdict(record)
-    return {k: data[k] for k in ("doc_id", "source", "title", "scope", "n_chunks") if k in data}
+    row = {k: data[k] for k in ("doc_id", "title", "scope", "n_chunks", "ingested_at") if k in data}
+    return row | {"source": shown_path(str(data.get("source", "")))}

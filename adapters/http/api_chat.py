@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
+from adapters.chat.library import Shelf
 from adapters.chat.phrases import phrase
 from adapters.http.schemas import ChatRequest, ChatResponse
-from adapters.http.security import CurrentAccount
+from adapters.http.security import CurrentAccount, context
 from adapters.http.turns import HttpTurns, LiveTurn, TurnRefused
 from agent.events import Progress, Token
 from agent.language import detect_language
@@ -81,3 +83,22 @@ async def chat(body: ChatRequest, request: Request, account: CurrentAccount) -> 
             sse_events(live), media_type="text/event-stream", headers=SSE_HEADERS
         )
     return await live.response
+
+
+@router.get("/welcome")
+async def welcome(
+    request: Request,
+    account: CurrentAccount,
+    language: Literal["ko", "en"] = "en",
+    limit: Annotated[int, Query(ge=1, le=10)] = 4,
+) -> dict[str, Any]:
+    """What an empty conversation offers: how many documents can answer, and questions
+    about the newest of them, only among the scopes this account may search (the Slack
+    pane's suggested prompts, built by the same rule)."""
+    ctx = context(request)
+    documents = await asyncio.to_thread(ctx.services.documents)
+    shelf = Shelf.of(documents, account.searchable(ctx.default_scope))
+    return {
+        "documents": len(shelf.documents),
+        "questions": shelf.suggested_questions(limit, language),
+    }

@@ -9,6 +9,7 @@ from fastapi import APIRouter, HTTPException, Query, Request, Response
 from adapters.chat.usage import UsageRow
 from adapters.http.context import PLATFORM, WORKSPACE, conversation_thread_id
 from adapters.http.conversations import Conversation
+from adapters.http.markdown import answer_html
 from adapters.http.schemas import (
     ConversationDetail,
     ConversationOut,
@@ -71,6 +72,7 @@ async def get_conversation(
                 "id": m.id,
                 "role": m.role,
                 "content": m.content,
+                "html": answer_html(m.content) if m.role == "assistant" else "",
                 "sources": m.sources,
                 "created_at": m.created_at,
                 "meta": m.meta,

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from adapters.http.markdown import answer_html
 from adapters.paths import shown_path
 from agent.events import Final, Source
 
@@ -33,6 +34,7 @@ class SourceOut(BaseModel):
     location: str = Field(description="Page or heading within the document.")
     link: str | None
     kind: str
+    quote: str = Field("", description="The cited passage, cut at 600 characters.")
 
 
 class UsageOut(BaseModel):
@@ -44,6 +46,7 @@ class UsageOut(BaseModel):
 class ChatResponse(BaseModel):
     query: str
     response: str
+    html: str = Field(description="The response's Markdown as sanitized HTML (links http(s) only).")
     sources: list[SourceOut]
     intent: str = Field(description="The route the agent took (knowledge, smalltalk, ...).")
     complexity: str = Field(description="simple, moderate or complex; empty when not routed.")
@@ -76,6 +79,7 @@ def source_out(source: Source) -> dict[str, Any]:
         "location": source.locator,
         "link": source.link,
         "kind": source.kind,
+        "quote": source.quote,
     }
 
 
@@ -97,6 +101,7 @@ def chat_response(
     return {
         "query": query,
         "response": final.answer,
+        "html": answer_html(final.answer),
         "sources": [source_out(s) for s in final.sources],
         "intent": final.route,
         "complexity": final.complexity,
@@ -136,6 +141,7 @@ class MessageOut(BaseModel):
     id: str
     role: Literal["user", "assistant"]
     content: str
+    html: str = Field("", description="An answer as sanitized HTML; empty for a question.")
     sources: list[SourceOut]
     created_at: float
     meta: dict[str, Any]

@@ -49,7 +49,6 @@ _SAID = {
         "여기서는 문서 {count}개로 답합니다.",
     ),
     "prompts_title": ("Recently added", "최근 추가된 문서"),
-    "prompt": ("What does “{title}” say?", "“{title}” 문서의 핵심 내용은?"),
 }
 
 
@@ -83,11 +82,10 @@ async def shelf_for(services: ChatServices, channel: str) -> Shelf:
 
 
 def suggestions(shelf: Shelf, language: str) -> list[dict[str, str]]:
-    prompts = []
-    for title in shelf.recent_titles(SUGGESTIONS):
-        text = said("prompt", language, title=title)
-        prompts.append({"title": text, "message": text})
-    return prompts
+    return [
+        {"title": text, "message": text}
+        for text in shelf.suggested_questions(SUGGESTIONS, language)
+    ]
 
 
 def register(app: AsyncApp, bot: SlackBot) -> None:

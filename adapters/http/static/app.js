@@ -1,42 +1,32 @@
-// The web chat: sign in, list conversations, ask with a streamed answer (progress
-// steps, then the text, then the cited final answer) and vote on answers.
+// The web chat: sign in, list conversations, greet an empty one with questions from the
+// documents, ask with a streamed answer (progress steps, then the text, then the cited
+// final answer) and vote on answers. On a phone the list sits behind the menu button.
 "use strict";
 let conversationId = null;
-
-const $ = (id) => document.getElementById(id);
 
 function showSignIn(reason) {
   $("app").classList.add("hidden");
   $("sign-out").classList.add("hidden");
+  $("menu").classList.add("hidden");
   $("signin").classList.remove("hidden");
   $("signin-error").textContent = reason || "";
+  $("name-input").focus();
 }
 
 async function showApp() {
   $("signin").classList.add("hidden");
   $("app").classList.remove("hidden");
   $("sign-out").classList.remove("hidden");
-  await loadConversations();
+  $("menu").classList.remove("hidden");
+  const wanted = new URLSearchParams(location.search).get("c");
+  if (wanted) await openConversation(wanted);
+  else { await loadConversations(); await showWelcome(); }
 }
 
-async function signIn(event) {
-  event.preventDefault();
-  const token = $("token-input").value.trim();
-  if (token) {
-    localStorage.setItem("teamrag.token", token);
-  } else {
-    const form = new URLSearchParams({
-      username: $("name-input").value, password: $("password-input").value,
-    });
-    const response = await fetch("/api/auth/token", { method: "POST", body: form });
-    const body = await response.json();
-    if (!response.ok) {
-      $("signin-error").textContent = `${t("signInFailed")}: ${body.detail}`;
-      return;
-    }
-    localStorage.setItem("teamrag.token", body.access_token);
-  }
-  try { await showApp(); } catch (e) { /* showSignIn said why */ }
+function toggleMenu(open) {
+  const isOpen = open ?? !document.body.classList.contains("nav-open");
+  document.body.classList.toggle("nav-open", isOpen);
+  $("menu").setAttribute("aria-expanded", String(isOpen));
 }
 
 async function loadConversations() {
@@ -55,26 +45,55 @@ async function loadConversations() {
     li.textContent = item.title;
     li.dataset.id = item.id;
     li.classList.toggle("active", item.id === conversationId);
-    li.addEventListener("click", () => openConversation(item.id));
+    li.addEventListener("click", () => { toggleMenu(false); openConversation(item.id); });
     list.append(li);
   }
 }
 
+// An empty conversation: a greeting and questions about the newest documents this
+// account may search (GET /api/welcome, the rule the Slack pane's prompts follow).
+async function showWelcome() {
+  const welcome = $("welcome");
+  clearMessages();
+  welcome.classList.remove("hidden");
+  const body = await (await api(`/api/welcome?language=${lang}`)).json();
+  $("welcome-count").textContent = t("welcomeCount", { n: body.documents });
+  const box = $("suggestions");
+  box.innerHTML = "";
+  for (const question of body.questions) {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = "suggestion";
+    button.textContent = question;
+    button.addEventListener("click", () => { $("question").value = question; ask(); });
+    box.append(button);
+  }
+}
+
+function clearMessages() {
+  for (const m of document.querySelectorAll("#messages .message")) m.remove();
+  $("welcome").classList.add("hidden");
+}
+
 async function openConversation(id) {
+  const response = await api(`/api/conversations/${encodeURIComponent(id)}`);
+  if (!response.ok) { await loadConversations(); await showWelcome(); return; }
   conversationId = id;
-  const detail = await (await api(`/api/conversations/${id}`)).json();
-  $("messages").innerHTML = "";
+  const detail = await response.json();
+  clearMessages();
   for (const m of detail.messages) {
     if (m.role === "user") addUserMessage(m.content);
-    else renderFinal(addAnswer(), { response: m.content, sources: m.sources, message_id: m.id, ...m.meta });
+    else renderFinal(addAnswer(), { response: m.content, html: m.html, sources: m.sources, message_id: m.id, ...m.meta });
   }
   await loadConversations();
 }
 
 function newChat() {
   conversationId = null;
-  $("messages").innerHTML = "";
+  history.replaceState(null, "", "/");
+  toggleMenu(false);
   for (const li of document.querySelectorAll("#conversations li")) li.classList.remove("active");
+  showWelcome().catch(() => {});
   $("question").focus();
 }
 
@@ -85,90 +104,18 @@ function addUserMessage(text) {
   $("messages").append(div);
 }
 
-function addAnswer() {
-  const div = document.createElement("div");
-  div.className = "message assistant";
-  div.innerHTML = '<ul class="steps"></ul><div class="answer"></div>';
-  $("messages").append(div);
-  return div;
-}
-
-// [n] in the text becomes a link to source n (its own link when it has one).
-function citedHtml(text, sources, messageId) {
-  const known = new Set(sources.map((s) => s.number));
-  return escapeHtml(text).replace(/\[(\d+)\]/g, (whole, n) => known.has(Number(n))
-    ? `<a class="cite" data-n="${n}" href="#src-${messageId}-${n}">[${n}]</a>` : whole);
-}
-
-function renderFinal(div, final) {
-  for (const li of div.querySelectorAll(".steps li")) li.classList.add("done");
-  const sources = final.sources || [];
-  const answer = div.querySelector(".answer");
-  answer.innerHTML = citedHtml(final.response, sources, final.message_id);
-  div.querySelector(".sources")?.remove();
-  div.querySelector(".feedback")?.remove();
-  if (sources.length) {
-    const ol = document.createElement("ol");
-    ol.className = "sources";
-    for (const s of sources) {
-      const li = document.createElement("li");
-      li.id = `src-${final.message_id}-${s.number}`;
-      li.value = s.number;
-      li.innerHTML = sourceItemHtml(s);
-      ol.append(li);
-    }
-    div.append(ol);
-    for (const a of answer.querySelectorAll("a.cite")) {
-      a.addEventListener("click", (event) => {
-        const source = sources.find((s) => String(s.number) === a.dataset.n);
-        const item = div.querySelector(`#src-${final.message_id}-${a.dataset.n}`);
-        const link = source && webLink(source.link);
-        if (link) { window.open(link, "_blank", "noopener"); event.preventDefault(); }
-        if (item) {
-          for (const li of div.querySelectorAll(".sources li")) li.classList.remove("highlight");
-          item.classList.add("highlight");
-        }
-      });
-    }
-  }
-  if (final.message_id && !final.is_blocked) div.append(feedbackBar(final.message_id));
-}
-
-function feedbackBar(messageId) {
-  const bar = document.createElement("div");
-  bar.className = "feedback";
-  bar.innerHTML = `<button type="button" class="up" title="${t("helpful")}">👍</button>`
-    + `<button type="button" class="down" title="${t("notHelpful")}">👎</button>`;
-  const vote = async (rating, comment) => {
-    const response = await api("/api/feedback", {
-      method: "POST", headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ message_id: messageId, rating, comment: comment || "" }),
-    });
-    bar.innerHTML = response.ok ? `<span class="thanks">${t("thanks")}</span>`
-      : `<span>${escapeHtml((await response.json()).detail)}</span>`;
-  };
-  bar.querySelector(".up").addEventListener("click", () => vote("up"));
-  bar.querySelector(".down").addEventListener("click", () => {
-    bar.innerHTML = `<input class="comment" placeholder="${t("comment")}">`
-      + `<button type="button" class="send">${t("send")}</button>`;
-    bar.querySelector(".send").addEventListener("click",
-      () => vote("down", bar.querySelector(".comment").value));
-  });
-  return bar;
-}
-
 async function ask(event) {
-  event.preventDefault();
+  if (event) event.preventDefault();
   const query = $("question").value.trim();
-  if (!query) return;
+  if (!query || $("send").disabled) return;
   $("question").value = "";
   $("send").disabled = true;
+  $("welcome").classList.add("hidden");
   addUserMessage(query);
   const div = addAnswer();
-  const steps = div.querySelector(".steps");
   const answer = div.querySelector(".answer");
-  answer.textContent = t("working");
   let streamed = "";
+  const started = performance.now();
   try {
     const response = await api("/api/chat", {
       method: "POST",
@@ -178,27 +125,25 @@ async function ask(event) {
     if (!response.ok) {
       const body = await response.json();
       const wait = response.headers.get("Retry-After");
+      foldSteps(div, 0);
       answer.textContent = response.status === 429 ? t("limited", { s: wait }) : `${t("error")}: ${body.detail}`;
       return;
     }
     await readEvents(response, (name, data) => {
       if (name === "progress") {
-        for (const li of steps.querySelectorAll("li")) li.classList.add("done");
-        const li = document.createElement("li");
-        li.textContent = data.text;
-        li.dataset.stage = data.stage;
-        steps.append(li);
+        addStep(div, data.text, data.stage);
       } else if (name === "token") {
         streamed = data.reset ? data.text : streamed + data.text;
         answer.textContent = streamed;
       } else if (name === "final") {
         conversationId = data.conversation_id;
-        renderFinal(div, data);
+        renderFinal(div, data, performance.now() - started);
       }
       $("messages").scrollTop = $("messages").scrollHeight;
     });
     await loadConversations();
   } catch (e) {
+    foldSteps(div, 0);
     if (e.message !== "unauthorized") answer.textContent = `${t("error")}: ${e.message}`;
   } finally {
     $("send").disabled = false;
@@ -232,20 +177,25 @@ async function readEvents(response, onEvent) {
 function signOut() {
   localStorage.removeItem("teamrag.token");
   conversationId = null;
-  $("messages").innerHTML = "";
+  clearMessages();
   showSignIn();
 }
 
 document.addEventListener("DOMContentLoaded", () => {
   translatePage();
-  $("signin").addEventListener("submit", signIn);
+  $("signin").addEventListener("submit", (event) => signInWithForm(event, () => showApp().catch(() => {})));
   $("ask").addEventListener("submit", ask);
   $("question").addEventListener("keydown", (event) => {
     if (event.key === "Enter" && !event.shiftKey && !event.isComposing) ask(event);
   });
   $("new-chat").addEventListener("click", newChat);
   $("sign-out").addEventListener("click", signOut);
-  $("language").addEventListener("click", toggleLanguage);
+  $("menu").addEventListener("click", () => toggleMenu());
+  $("scrim").addEventListener("click", () => toggleMenu(false));
+  $("language").addEventListener("click", () => {
+    toggleLanguage();
+    if (!conversationId && !$("app").classList.contains("hidden")) showWelcome().catch(() => {});
+  });
   if (localStorage.getItem("teamrag.token")) showApp().catch(() => {});
   else showSignIn();
 });

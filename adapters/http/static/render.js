@@ -14,12 +14,32 @@ function webLink(link) {
   return /^https?:\/\/\S+$/i.test(text) ? text : null;
 }
 
+// A source as a reader names it: its title (the server's path is no name for a person).
+function sourceName(s) {
+  const path = String(s.source || "");
+  return s.title || path.split(/[\\/]/).filter(Boolean).pop() || path;
+}
+
 // One item of an answer's source list, as HTML.
 function sourceItemHtml(s) {
   const where = s.location ? ` · ${s.location}` : "";
-  const name = escapeHtml(s.title || s.source);
+  const name = escapeHtml(sourceName(s));
   const link = webLink(s.link);
   return link
     ? `<a href="${escapeHtml(link)}" target="_blank" rel="noopener">${name}</a>${escapeHtml(where)}`
-    : `${name}${escapeHtml(where)} <span class="meta">${escapeHtml(s.source)}</span>`;
+    : `${name}${escapeHtml(where)}`;
+}
+
+// Requests per day over the last `days` days, oldest first, days without any included:
+// the usage report's rows are per day, user and model.
+function requestsPerDay(rows, days, today) {
+  const totals = {};
+  for (const r of rows) totals[r.day] = (totals[r.day] || 0) + r.requests;
+  const end = today ? new Date(`${today}T00:00:00Z`) : new Date();
+  const out = [];
+  for (let i = days - 1; i >= 0; i -= 1) {
+    const day = new Date(end.getTime() - i * 86400000).toISOString().slice(0, 10);
+    out.push({ day, requests: totals[day] || 0 });
+  }
+  return out;
 }
