@@ -32,7 +32,7 @@ _ASKS: list[tuple[Kind, re.Pattern[str]]] = [
     ("clock", re.compile(r"몇\s?시(?!간)|what time|몇시", _I)),
     (
         "frequency",
-        re.compile(r"얼마나\s?자주|몇\s?번씩|주기|how often|how frequently", _I),
+        re.compile(r"얼마나\s?자주|몇\s?번씩|(?<![가-힣])주기|how often|how frequently", _I),
     ),
     (
         "duration",
@@ -54,7 +54,7 @@ _ASKS: list[tuple[Kind, re.Pattern[str]]] = [
     ),
     (
         "count",
-        re.compile(r"몇|얼마나|how many|what number|최소|최대|minimum|maximum|\bmin\b|\bmax\b", _I),
+        re.compile(r"몇|얼마나|how many|what number|minimum|maximum|\bmin\b|\bmax\b", _I),
     ),
     (
         "when",
@@ -93,7 +93,7 @@ _UNIT = (
 _WEEKDAY = (
     r"[월화수목금토일]요일|\b(?:mon|tues|wednes|thurs|fri|satur|sun)day"
     r"|\b(?:january|february|march|april|may|june|july|august|september|october|november|december)\b"
-    r"|\d{4}-\d{2}-\d{2}|\d{1,2}\s?월\s?\d{1,2}\s?일|\d{1,2}/\d{1,2}|\d{1,6}\s?(?:일|월)|분기|quarter"
+    r"|\b(?:1[5-9]|20)\d{2}s?\b|\bcentury\b|세기|\d{4}-\d{2}-\d{2}|\d{1,2}\s?월\s?\d{1,2}\s?일|\d{1,2}/\d{1,2}|\d{1,6}\s?(?:일|월)|분기|quarter"
 )
 _FREQUENCY = (
     r"매(?:일|주|월|달|년|분기|시간|일\s?밤)|마다|주\s?\d\s?회|\d\s?회|격주"
@@ -122,7 +122,8 @@ _HOLDS: dict[Kind, re.Pattern[str]] = {
     "when": re.compile(f"{_CLOCK}|{_UNIT}|{_WEEKDAY}|{_FREQUENCY}", _I),
     "duration": re.compile(_UNIT, _I),
     "frequency": re.compile(f"{_FREQUENCY}|{_WEEKDAY}", _I),
-    "amount": re.compile(f"{_MONEY}|{_PERCENT}", _I),
+    # "얼마의 주파수" is as much an amount as "얼마의 비용": any number answers it.
+    "amount": re.compile(f"{_MONEY}|{_PERCENT}|{_DIGIT}", _I),
     "percent": re.compile(_PERCENT, _I),
     "count": re.compile(f"{_DIGIT}|{_NUMBER_WORD}", _I),
     "place": re.compile(_PLACE),

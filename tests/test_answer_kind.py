@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import pytest
 
 from agent.answer_kind import asked_kind, holds_kind, without_asking
-from agent.lead import judge_lead
+from agent.lead import focus_terms, judge_lead
 from agent.routing.bypass import without_pleasantries
 
 
@@ -121,8 +121,10 @@ def test_a_chat_clipping_is_held_by_the_word_it_starts() -> None:
         ("안녕하세요~ 혹시 택시비 몇 시부터 돼요?", "혹시 택시비 몇 시부터 돼요?"),
         (
             "lol ok thx. one more q - how long do reviews take?",
-            "one more q how long do reviews take?",
+            "how long do reviews take?",
         ),
+        ("thanks!! super helpful 🙏 also where do i forward it", "also where do i forward it"),
+        ("안녕하세요~ 입사 2주차입니다 ㅎㅎ 혹시 택시비 돼요?", "혹시 택시비 돼요?"),
         ("고마워요", "고마워요"),
         ("What is the deploy freeze?", "What is the deploy freeze?"),
     ],
@@ -141,3 +143,16 @@ def test_the_kind_patterns_are_linear(text: str) -> None:
         holds_kind(text, kind)
     without_pleasantries(text)
     assert time.process_time() - started < 1.0
+
+
+def test_the_thing_a_which_question_asks_about_weighs_more() -> None:
+    """"which laptop do I get" is not answered by a line about joining next month."""
+    verdict = judge_lead(
+        "joining as a backend dev next month, which laptop do i get?",
+        "If you join after that month's session, you'll be invited to the next one.",
+        "Onboarding > Dalbit 101",
+        0.3,
+        same_language=True,
+    )
+    assert focus_terms("어떤 데이터셋 써야 돼요?") == ["데이터셋"]
+    assert not verdict.answers

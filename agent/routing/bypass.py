@@ -160,6 +160,14 @@ _CLAUSE = re.compile(
 )
 
 
+# A clause that asks: a question mark, or a question word anywhere in it.
+_ASKS_HERE = re.compile(
+    r"[?？]|\b(?:who|whose|what|whats|when|where|which|why|how|is there|are there|can i|do i)\b"
+    r"|누구|누가|무엇|뭐|어디|언제|몇|얼마|어느|어떻게|왜|혹시|나요|까요|돼요|되나요",
+    re.IGNORECASE,
+)
+
+
 def without_pleasantries(text: str) -> str:
     """The question inside "thanks! also whats the wifi pw" or "안녕하세요~ 혹시 ...": the
     clauses that are pleasantries dropped, so search and the answer's lead judge weigh what
@@ -168,7 +176,10 @@ def without_pleasantries(text: str) -> str:
     kept = [p for p in parts if not is_pleasantry(p)]
     if not kept or len(kept) == len(parts):
         return text
-    return " ".join(kept)
+    # What comes before the first clause that asks is more of the wrapping ("입사 2주차
+    # 뉴비입니다", "super helpful"), when a later clause asks.
+    first = next((i for i, p in enumerate(kept) if _ASKS_HERE.search(p)), 0)
+    return " ".join(kept[first:])
 
 
 def match_needed(text: str) -> Needed | None:
