@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from agent.answer_kind import STRICT, asked_kind, holds_kind
+from agent.glossary.glossary import Glossary
 from agent.language import Language, detect_language
 from agent.lead import TermIds, judge_lead
 from agent.retrieval.embeddings import Embedder
-from agent.retrieval.tokenizer import tokenize
+from agent.retrieval.tokenizer import tokenize, words
 from agent.retrieval.types import Chunk, SearchHit
 from agent.sentences import blocks, is_row, split_block
 
@@ -40,6 +42,9 @@ _HEADING_SHARE = 0.5
 # answer; with all of it, the encoder's loose cross-language cosine put an English line
 # ahead of the Korean one that answers (samples/questions.jsonl, "SEV1 ... 확인").
 _TRANSLATED = 0.5
+# A sentence holding a question word's counterpart in the other language (agent/glossary:
+# "handover" for 인수인계) holds the word, at this share of its weight: a pair can be loose.
+_COUNTERPART = 0.8
 # Three sentences hold the gold answer 93% of the time, the best one alone 80%: an answer is
 # short, and one of its lines is almost always the one.
 MAX_SENTENCES = 3
@@ -127,6 +132,7 @@ def extractive_answer(
     follow_up: str | None = None,
     said: str = "",
     term_ids: TermIds | None = None,
+    glossary: Glossary | None = None,
 ) -> ExtractiveAnswer:
     """Quote the sentences that answer the question, each with the ``[n]`` of its passage.
 
@@ -139,13 +145,17 @@ def extractive_answer(
     opens an answer whose best sentence bears no relation to the question. For a follow-up
     (``question`` is then the earlier question with it), ``follow_up`` is the message as
     written and ``said`` the thread's previous answer: see ``_FOLLOW_UP_WEIGHT``.
+    ``glossary`` bridges the question's words to the other language (see ``_COUNTERPART``).
     """
     language = detect_language(question)
     text = _TEXT[language]
     if not hits:
         return ExtractiveAnswer(text["none"], [], language)
     candidates = [c for rank, hit in enumerate(hits[:consider]) for c in _quotable(rank, hit.chunk)]
-    scores, overlaps, cosines = _scores(question, language, candidates, embedder, follow_up, said)
+    bridge = glossary.counterparts(words(question)) if glossary is not None else {}
+    scores, overlaps, cosines = _scores(
+        question, language, candidates, embedder, follow_up, said, bridge
+    )
     chosen = _choose(candidates, scores, overlaps, cosines, max_sentences)
 
     def answers(i: int) -> bool:
@@ -157,6 +167,7 @@ def extractive_answer(
             cosines[i],
             same_language=detect_language(candidates[i].text) == language,
             term_ids=term_ids,
+            counterparts=bridge,
         ).answers
 
     # The answer comes first: when the best-scored sentence does not answer and one quoted
@@ -224,6 +235,7 @@ def _scores(
     embedder: Embedder,
     follow_up: str | None = None,
     said: str = "",
+    counterparts: Mapping[str, Sequence[str]] | None = None,
 ) -> tuple[list[float], list[float], list[float]]:
     """Each sentence's score, with the two signals it is made of: the share of the
     question's term weight the sentence holds, and its cosine with the question."""
@@ -237,6 +249,21 @@ def _scores(
         own = set(tokenize(follow_up))
         weight = {t: w * _FOLLOW_UP_WEIGHT if t in own else w for t, w in weight.items()}
     mass = sum(weight.values()) or 1.0
+    # A question word's tokens (the word and its syllable pairs) and its counterparts' tokens.
+    alternatives: dict[str, set[str]] = {}
+    for word, others in (counterparts or {}).items():
+        other_tokens = set(tokenize(" ".join(others)))
+        for token in tokenize(word):
+            alternatives.setdefault(token, set()).update(other_tokens)
+
+    def held(term: str, sentence_tokens: set[str], translated: bool) -> float:
+        if term in sentence_tokens:
+            return 1.0
+        if not translated:  # in the question's language its own words decide
+            return 0.0
+        others = alternatives.get(term)
+        return _COUNTERPART if others and not others.isdisjoint(sentence_tokens) else 0.0
+
     # The question's words in its own language's script: a sentence in the other language
     # holds them, if at all, translated. Numbers, and the Latin names and code in a Korean
     # question ("Postgres", "--prune"), read the same in both; in an English question a
@@ -249,19 +276,21 @@ def _scores(
         # A term the sentence's heading holds counts for part: "within 5 business days"
         # under "Closing and postmortem" answers a question about the postmortem.
         heading = headings[candidate.heading]
-        overlap = sum(w for t, w in weight.items() if t in sentence_tokens) / mass
+        translated = detect_language(candidate.text) != language
+        overlap = sum(w * held(t, sentence_tokens, translated) for t, w in weight.items()) / mass
         under = sum(w for t, w in weight.items() if t in heading and t not in sentence_tokens)
         similarity = float(cosine)
         meaning = 1 - _OVERLAP_WEIGHT
-        if detect_language(candidate.text) != language:
+        if translated:
             # Term overlap cannot see a translation: the share of the question that such
             # a sentence may hold in other words is for the cosine to judge.
-            unseen = sum(w for t, w in weight.items() if t in worded and t not in sentence_tokens)
+            unseen = sum(
+                w for t, w in weight.items() if t in worded and not held(t, sentence_tokens, True)
+            )
             meaning += _TRANSLATED * _OVERLAP_WEIGHT * unseen / mass
         score = _OVERLAP_WEIGHT * (overlap + _HEADING_SHARE * under / mass) + meaning * similarity
         if candidate.rank == 0:
             score += _FIRST_PASSAGE_BONUS
-        translated = detect_language(candidate.text) != language
         if kind is not None and (overlap > 0 or translated) and holds_kind(candidate.text, kind):
             # Only among sentences on the question's subject: any number is no answer.
             score += _KIND_BONUS if kind in STRICT else _SOFT_KIND_BONUS

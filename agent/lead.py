@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from agent.answer_kind import STRICT, asked_kind, holds_kind, without_asking
@@ -56,6 +56,9 @@ _PARTIAL = 0.5
 # Meaning and words together: a same-language lead at this cosine needs only this share.
 _MEANT = 0.5
 _MEANT_SUPPORT = 0.25
+# A word held only through its counterpart in the other language (agent/glossary) counts
+# for this share of it: a pair says the words translate, not that the sentence answers.
+_BRIDGED = 0.5
 # Cosine of question and lead sentence that stands in for shared words, when the lead holds
 # the kind of answer asked for: in the same language a paraphrase, in the other language a
 # translation (where the encoder's cosine runs lower).
@@ -79,12 +82,15 @@ def judge_lead(
     *,
     same_language: bool,
     term_ids: TermIds | None = None,
+    counterparts: Mapping[str, Sequence[str]] | None = None,
 ) -> LeadVerdict:
     """Whether ``lead`` (under the headings and title in ``context``) answers ``question``."""
     kind = asked_kind(question)
     held = kind is not None and holds_kind(lead, kind)
     kind_ok = held or kind is None or kind not in STRICT
-    support = term_support(question, lead, context, term_ids, same_language=same_language)
+    support = term_support(
+        question, lead, context, term_ids, same_language=same_language, counterparts=counterparts
+    )
     # The kind held lowers the share of words needed: "7일 이내" in a sentence about
     # receipts answers "영수증 며칠 안에", whatever chat words the question adds.
     enough = support >= (_SUPPORT_WITH_KIND if held else _SUPPORT)
@@ -101,12 +107,17 @@ def term_support(
     term_ids: TermIds | None,
     *,
     same_language: bool,
+    counterparts: Mapping[str, Sequence[str]] | None = None,
 ) -> float:
-    """The share of the question's term weight that the lead and its headings hold."""
+    """The share of the question's term weight that the lead and its headings hold; a
+    word whose counterpart in the other language (agent/glossary) they hold counts as held."""
+    # Within one language the question's own words decide; a pair only bridges the gap.
+    bridge = (counterparts or {}) if not same_language else {}
     terms = [t for t in dict.fromkeys(words(without_asking(question))) if len(t) > 1]
     if not same_language:
-        # Across languages only names, numbers and code read the same in both.
-        terms = [t for t in terms if t.isascii()]
+        # Across languages only names, numbers and code read the same in both, and the
+        # words the glossary bridges.
+        terms = [t for t in terms if t.isascii() or t in bridge]
     if not terms:
         return 0.0
     held_in = set(tokenize(lead)) | set(tokenize(context))
@@ -126,7 +137,13 @@ def term_support(
     total = sum(weights.values())
     if total == 0:
         return 0.0
-    return sum(w * _held(t, held_in) for t, w in weights.items()) / total
+    return (
+        sum(
+            w * max([_held(t, held_in), *(_BRIDGED * _held(o, held_in) for o in bridge.get(t, ()))])
+            for t, w in weights.items()
+        )
+        / total
+    )
 
 
 def focus_terms(question: str) -> list[str]:

@@ -38,6 +38,7 @@ from bots.common import (
 from bots.doctor import doctor
 from bots.evaluation.command import evaluate
 from bots.forget import forget
+from bots.glossary_cli import glossary
 from bots.processes import discord, serve, slack
 from bots.records import feedback, usage
 from bots.settings import Settings
@@ -58,6 +59,7 @@ app.command("sync")(sync_command)
 app.command()(doctor)
 app.command("eval")(evaluate)
 app.command()(forget)
+app.command()(glossary)
 app.command()(feedback)
 app.command()(usage)
 out = Console()

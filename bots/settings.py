@@ -32,6 +32,12 @@ class Settings(BaseSettings):
         Path(".teamrag"), description="Folder for the embedded stores (catalog, vectors, BM25)."
     )
     default_scope: str = Field("public", description="Scope given to ingested documents.")
+    glossary: Path | None = Field(
+        None,
+        description="A team glossary file (.toml with a [terms] table, or .csv with ko,en "
+        "columns) whose Korean-English pairs add to or override the ones mined from the "
+        "documents (`teamrag glossary` lists them).",
+    )
     sources_scheduler: bool = Field(
         True,
         description="Sync the sources (`teamrag sources add`) at their intervals inside the "

@@ -75,6 +75,7 @@ def build_knowledge_base(settings: Settings) -> KnowledgeBase:
         vectors,
         ChunkingConfig(size=settings.chunk_size, overlap=settings.chunk_overlap),
         catalog=catalog,
+        glossary_file=settings.glossary,
     )
 
 

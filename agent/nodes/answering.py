@@ -10,7 +10,6 @@ sources. ``output_guard`` catches empty or apology-only answers.
 from __future__ import annotations
 
 import asyncio
-import functools
 import re
 from typing import Any, NamedTuple
 
@@ -18,7 +17,7 @@ from langgraph.runtime import Runtime
 
 from agent import replies
 from agent.deps import Deps
-from agent.extractive import extractive_answer
+from agent.extractive import ExtractiveAnswer, extractive_answer
 from agent.guards import check_output
 from agent.llm import LLMError, stream_text, structured
 from agent.memory.budget import TokenPlan, fit_texts
@@ -102,18 +101,22 @@ async def quote(state: AgentState, deps: Deps, items: list[PoolItem]) -> Quoted:
     rewritten = state.get("needs_history") and question != state["question"]
     follow_up = state["question"] if rewritten else None
     answers = [m for m in history_of(state) if m.type == "ai"] if follow_up else []
-    answer = await asyncio.to_thread(
-        functools.partial(
-            extractive_answer,
+    said = str(answers[-1].content) if answers else ""
+
+    def run() -> ExtractiveAnswer:
+        # In the worker thread: the glossary is rebuilt from the catalog after a change.
+        return extractive_answer(
+            question,
+            hits,
+            deps.kb.embedder,
             unrelated_intro=not_covered,
             follow_up=follow_up,
-            said=str(answers[-1].content) if answers else "",
+            said=said,
             term_ids=deps.kb.catalog.term_ids,
-        ),
-        question,
-        hits,
-        deps.kb.embedder,
-    )
+            glossary=deps.kb.glossary(),
+        )
+
+    answer = await asyncio.to_thread(run)
     # The extractive citations are numbered among the quoted passages; map them to ``items``.
     positions = {(c.source, c.locator): c.number for c in answer.citations}
     index = {

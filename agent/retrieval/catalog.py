@@ -22,7 +22,7 @@ import numpy as np
 
 from agent.plumbing.sqlite_tx import immediate
 from agent.retrieval.keyword import KeywordRow
-from agent.retrieval.types import Chunk
+from agent.retrieval.types import Chunk, TermPair
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS documents (
@@ -57,6 +57,10 @@ CREATE TABLE IF NOT EXISTS terms (id INTEGER PRIMARY KEY, term TEXT NOT NULL UNI
 -- Vectors written for a version that is not switched in yet. A crash leaves them
 -- here, so the next run deletes exactly those instead of scanning the vector store.
 CREATE TABLE IF NOT EXISTS pending_vectors (chunk_id TEXT PRIMARY KEY);
+-- Bilingual term pairs mined from a document (agent/glossary): they leave with it.
+CREATE TABLE IF NOT EXISTS term_pairs (doc_id TEXT NOT NULL, ko TEXT NOT NULL, en TEXT NOT NULL,
+    origin TEXT NOT NULL, confidence REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS term_pairs_by_doc ON term_pairs (doc_id);
 """
 
 
@@ -149,11 +153,12 @@ class Catalog:
         chunks: Sequence[Chunk],
         tokens: Sequence[Sequence[str]],
         languages: Sequence[str] | None = None,
+        pairs: Sequence[TermPair] = (),
     ) -> list[str]:
         """Make ``chunks`` the searchable version of the document; return the old chunk ids.
 
         ``tokens`` are each chunk's keyword tokens; ``languages`` each chunk's
-        language code (empty if unknown).
+        language code (empty if unknown); ``pairs`` the term pairs mined from it.
         """
         langs = list(languages) if languages is not None else [""] * len(chunks)
         counted = [Counter(t) for t in tokens]
@@ -179,6 +184,11 @@ class Catalog:
                 (record.doc_id, record.source, record.scope, record.title, record.content_hash,
                  len(chunks), record.pipeline, time.time()),
             )  # fmt: skip
+            self._db.execute("DELETE FROM term_pairs WHERE doc_id = ?", (record.doc_id,))
+            self._db.executemany(
+                "INSERT INTO term_pairs VALUES (?, ?, ?, ?, ?)",
+                [(record.doc_id, p.ko, p.en, p.origin, p.confidence) for p in pairs],
+            )
             stale = [cid for cid in old if cid not in {c.chunk_id for c in chunks}]
             self._mark_stale(stale)
         return stale
@@ -188,6 +198,7 @@ class Catalog:
             old = self._chunk_ids(doc_id)
             self._db.execute("DELETE FROM chunks WHERE doc_id = ?", (doc_id,))
             self._db.execute("DELETE FROM documents WHERE doc_id = ?", (doc_id,))
+            self._db.execute("DELETE FROM term_pairs WHERE doc_id = ?", (doc_id,))
             self._mark_stale(old)
         return old
 
@@ -241,6 +252,15 @@ class Catalog:
         """The id of each query token, None for a word no document has ever used."""
         with self._lock:
             return self._lookup_terms(list(tokens))
+
+    def term_pairs(self) -> list[tuple[str, TermPair]]:
+        """Every mined term pair with the source of the document it came from."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT d.source, p.ko, p.en, p.origin, p.confidence FROM term_pairs p "
+                "JOIN documents d USING (doc_id) ORDER BY p.rowid"
+            ).fetchall()
+        return [(str(r[0]), TermPair(r[1], r[2], r[3], float(r[4]))) for r in rows]
 
     def term_count(self) -> int:
         with self._lock:

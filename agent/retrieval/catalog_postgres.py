@@ -37,7 +37,7 @@ from psycopg import sql
 from agent.retrieval.catalog import CatalogError, DocumentRecord
 from agent.retrieval.catalog_postgres_sql import CHUNK_SELECT, KEYWORD_SELECT, NOW, SCHEMA
 from agent.retrieval.keyword import KeywordRow
-from agent.retrieval.types import Chunk
+from agent.retrieval.types import Chunk, TermPair
 
 log = logging.getLogger(__name__)
 
@@ -195,6 +195,7 @@ class PostgresCatalog:
         chunks: Sequence[Chunk],
         tokens: Sequence[Sequence[str]],
         languages: Sequence[str] | None = None,
+        pairs: Sequence[TermPair] = (),
     ) -> list[str]:
         langs = list(languages) if languages is not None else [""] * len(chunks)
         counted = [Counter(t) for t in tokens]
@@ -226,6 +227,13 @@ class PostgresCatalog:
                 (record.doc_id, record.source, record.scope, record.title, record.content_hash,
                  len(chunks), record.pipeline, time.time()),
             )  # fmt: skip
+            self._db.execute("DELETE FROM term_pairs WHERE doc_id = %s", (record.doc_id,))
+            with self._db.cursor() as cur:
+                cur.executemany(
+                    "INSERT INTO term_pairs (doc_id, ko, en, origin, confidence) "
+                    "VALUES (%s, %s, %s, %s, %s)",
+                    [(record.doc_id, p.ko, p.en, p.origin, p.confidence) for p in pairs],
+                )
             new = {c.chunk_id for c in chunks}
             stale = [cid for cid in old if cid not in new]
             self._mark_stale(stale)
@@ -235,6 +243,7 @@ class PostgresCatalog:
         with self._transaction() as gen:
             old = self._remove_chunks(doc_id, gen)
             self._db.execute("DELETE FROM documents WHERE doc_id = %s", (doc_id,))
+            self._db.execute("DELETE FROM term_pairs WHERE doc_id = %s", (doc_id,))
             self._mark_stale(old)
         return old
 
@@ -271,6 +280,11 @@ class PostgresCatalog:
 
     def term_ids(self, tokens: Sequence[str]) -> list[int | None]:
         return self._lookup_terms(list(tokens))
+
+    def term_pairs(self) -> list[tuple[str, TermPair]]:
+        rows = self._rows("SELECT d.source, p.ko, p.en, p.origin, p.confidence FROM term_pairs p "
+                          "JOIN documents d USING (doc_id) ORDER BY p.id")  # fmt: skip
+        return [(str(r[0]), TermPair(r[1], r[2], r[3], float(r[4]))) for r in rows]
 
     def term_count(self) -> int:
         return int(self._rows("SELECT COALESCE(MAX(id), 0) + 1 FROM terms")[0][0])

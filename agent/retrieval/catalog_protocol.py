@@ -16,7 +16,7 @@ from typing import Protocol
 from agent.retrieval.catalog import Catalog, DocumentRecord
 from agent.retrieval.catalog_postgres import PostgresCatalog
 from agent.retrieval.keyword import KeywordRow
-from agent.retrieval.types import Chunk
+from agent.retrieval.types import Chunk, TermPair
 
 
 class DocumentCatalog(Protocol):
@@ -45,6 +45,7 @@ class DocumentCatalog(Protocol):
         chunks: Sequence[Chunk],
         tokens: Sequence[Sequence[str]],
         languages: Sequence[str] | None = None,
+        pairs: Sequence[TermPair] = (),
     ) -> list[str]: ...
 
     def remove_document(self, doc_id: str) -> list[str]: ...
@@ -53,6 +54,9 @@ class DocumentCatalog(Protocol):
     def term_ids(self, tokens: Sequence[str]) -> list[int | None]: ...
 
     def term_count(self) -> int: ...
+
+    # -- bilingual term pairs (agent/glossary), each with its document's source
+    def term_pairs(self) -> list[tuple[str, TermPair]]: ...
 
     def keyword_rows(self) -> Iterator[KeywordRow]: ...
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 
+from agent.glossary.mine import mine_pairs
 from agent.language import detect_language
 from agent.retrieval.catalog import DocumentRecord
 from agent.retrieval.chunking import chunk_document
@@ -30,7 +31,7 @@ from agent.retrieval.embeddings import EmbeddingError, Vectors
 from agent.retrieval.knowledge_base import KnowledgeBase
 from agent.retrieval.loaders import LoadError, is_supported, load_document
 from agent.retrieval.tokenizer import tokenize
-from agent.retrieval.types import DEFAULT_SCOPE, Chunk
+from agent.retrieval.types import DEFAULT_SCOPE, Chunk, TermPair
 from agent.retrieval.vectors import VectorStoreError
 
 _SCOPE = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
@@ -151,6 +152,7 @@ class _Prepared:
     record: DocumentRecord
     chunks: list[Chunk]
     replaces: bool
+    pairs: list[TermPair]
 
 
 class _Batch:
@@ -313,7 +315,8 @@ class Ingestor:
             pipeline=self.kb.pipeline,
             ingested_at=0.0,
         )
-        return _Prepared(record, chunks, replaces=existing is not None)
+        # Bilingual term pairs the document writes down (agent/glossary/mine.py).
+        return _Prepared(record, chunks, replaces=existing is not None, pairs=mine_pairs(document))
 
     def _write(self, batch: _Batch) -> list[FileResult]:
         """Store a batch's vectors, then switch each of its documents in the catalog."""
@@ -337,6 +340,7 @@ class Ingestor:
                 # Per-chunk language lets hybrid search protect cross-language answers
                 # (fusion.py); a regex count, under 1 % of the embedding time.
                 [detect_language(c.text) for c in f.chunks],
+                f.pairs,
             )
             self._delete_vectors(stale)
             status = Status.UPDATED if f.replaces else Status.ADDED

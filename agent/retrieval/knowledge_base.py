@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from agent.glossary.cache import GlossaryCache
+from agent.glossary.glossary import Glossary
 from agent.language import detect_language
 from agent.retrieval.catalog import Catalog
 from agent.retrieval.catalog_postgres import PostgresCatalog
@@ -28,7 +30,7 @@ from agent.retrieval.embeddings import Embedder
 from agent.retrieval.fusion import fuse
 from agent.retrieval.keyword import KeywordIndex
 from agent.retrieval.keyword_live import LiveKeywordIndex
-from agent.retrieval.tokenizer import TOKENIZER_VERSION, tokenize
+from agent.retrieval.tokenizer import TOKENIZER_VERSION, tokenize, words
 from agent.retrieval.types import Chunk, SearchHit
 from agent.retrieval.vectors import VectorStore
 
@@ -43,6 +45,9 @@ KEYWORD_REFRESH_S = 10.0
 # changes: a turn's searches share one check, and another host's ingest (seconds long)
 # is searchable here within this much of its commit.
 SHARED_KEYWORD_CHECK_S = 0.5
+# A question word's counterpart in the other language (agent/glossary) adds its BM25 score
+# at this share: below the question's own words, which say exactly what was asked.
+COUNTERPART_WEIGHT = 0.5
 
 
 def collection_name(embedder_name: str) -> str:
@@ -71,6 +76,7 @@ class KnowledgeBase:
         vectors: VectorStore,
         chunking: ChunkingConfig | None = None,
         catalog: DocumentCatalog | None = None,
+        glossary_file: Path | None = None,
     ) -> None:
         self.data_dir = data_dir
         self.embedder = embedder
@@ -88,6 +94,8 @@ class KnowledgeBase:
         # a lost update only costs a query again.
         self._language_of: dict[str, str] = {}
         self._keyword_loaded_at = 0.0
+        # Term pairs live in the catalog, so every host sharing it shares them.
+        self.glossaries = GlossaryCache(self.catalog, glossary_file)
 
     @property
     def pipeline(self) -> str:
@@ -165,6 +173,10 @@ class KnowledgeBase:
     def refresh_keyword_index(self) -> None:
         self.keyword_index(fresh=True)
 
+    def glossary(self) -> Glossary:
+        """The bilingual term pairs in use (mined from the documents, the team's file)."""
+        return self.glossaries.get()
+
     # -- search ---------------------------------------------------------------
     def search(self, query: str, options: SearchOptions | None = None) -> list[SearchHit]:
         return self.search_many([query], options)[0]
@@ -188,10 +200,16 @@ class KnowledgeBase:
         if opts.mode in ("hybrid", "keyword"):
             index = self.keyword_index()
             tokens = {i: tokenize(texts[i]) for i in asked}
-            ids = iter(self.catalog.term_ids([t for i in asked for t in tokens[i]]))
+            extra = {i: self._counterpart_tokens(texts[i], tokens[i]) for i in asked}
+            ids = iter(self.catalog.term_ids([t for i in asked for t in tokens[i] + extra[i]]))
             for i in asked:
                 terms = [next(ids) for _ in tokens[i]]
-                keyword[i] = dict(index.search(terms, pool, opts.scopes))
+                scored = dict(index.search(terms, pool, opts.scopes))
+                others = [next(ids) for _ in extra[i]]
+                bridged = index.search(others, pool, opts.scopes) if others else []
+                for cid, score in bridged:
+                    scored[cid] = scored.get(cid, 0.0) + COUNTERPART_WEIGHT * score
+                keyword[i] = dict(sorted(scored.items(), key=lambda kv: -kv[1])[:pool])
                 idf_sums[i] = index.query_idf_sum(terms)
         if opts.mode in ("hybrid", "dense") and opts.meaning:
             vector = self.embedder.embed_queries([opts.meaning])
@@ -240,6 +258,14 @@ class KnowledgeBase:
                 for chunk, score in picked[i]
             ]
         return results
+
+    def _counterpart_tokens(self, text: str, tokens: list[str]) -> list[str]:
+        """The keyword tokens of the question's words in the other language, that the
+        question does not hold itself."""
+        found = self.glossary().counterparts(words(text))
+        own = set(tokens)
+        extra = tokenize(" ".join(w for ws in found.values() for w in ws))
+        return [t for t in dict.fromkeys(extra) if t not in own]
 
     @staticmethod
     def _pick(

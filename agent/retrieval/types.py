@@ -77,3 +77,15 @@ class SearchHit:
         """The hit's text with its expanded neighbours, in document order."""
         parts = sorted([self.chunk, *self.neighbours], key=lambda c: c.seq)
         return "\n".join(p.text for p in parts)
+
+
+@dataclass(frozen=True)
+class TermPair:
+    """A Korean term and its English counterpart, with where the pair was found
+    ("paren", "slash", "table", "definition", "heading", "aligned", a team's file) and
+    how sure that shape is of being a translation (0-1)."""
+
+    ko: str
+    en: str
+    origin: str
+    confidence: float

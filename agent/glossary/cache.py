@@ -1,0 +1,49 @@
+"""The glossary of a knowledge base's current catalog generation, rebuilt when documents
+change (at most every :data:`REFRESH_S` while an ingest is under way) or the team's file
+does."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Protocol
+
+from agent.glossary.glossary import Glossary
+from agent.glossary.team_file import read_team_file
+from agent.retrieval.types import TermPair
+
+# An ingest bumps the generation once per document: searches meanwhile keep the glossary
+# they have for this long instead of rebuilding it per document.
+REFRESH_S = 10.0
+
+
+class _PairSource(Protocol):
+    @property
+    def generation(self) -> int: ...
+
+    def term_pairs(self) -> list[tuple[str, TermPair]]: ...
+
+
+class GlossaryCache:
+    def __init__(self, catalog: _PairSource, team_file: Path | None = None) -> None:
+        self._catalog = catalog
+        self.team_file = team_file
+        self._lock = threading.Lock()
+        self._built: tuple[int, float, float] | None = None  # generation, file mtime, when
+        self._glossary = Glossary()
+
+    def get(self, *, fresh: bool = False) -> Glossary:
+        generation = self._catalog.generation
+        mtime = self.team_file.stat().st_mtime if self.team_file is not None else 0.0
+        with self._lock:
+            built = self._built
+            if built is not None and built[:2] == (generation, mtime):
+                return self._glossary
+            recent = built is not None and time.monotonic() - built[2] < REFRESH_S
+            if recent and built is not None and built[1] == mtime and not fresh:
+                return self._glossary
+            team = read_team_file(self.team_file) if self.team_file is not None else []
+            self._glossary = Glossary(self._catalog.term_pairs(), team)
+            self._built = (generation, mtime, time.monotonic())
+            return self._glossary
