@@ -1,0 +1,132 @@
+"""A question that workers keep failing (a poison message) is dropped from the turn queue
+after ``max_attempts``; before that, the asker is told why, once, where the answer would
+have gone, in their language.
+
+Each worker here is on the real Redis queue; the first one hangs on the question, and its
+task is stopped as a crash would leave it (nothing finished, nothing acknowledged), after
+which the queue hands the turn to the next worker, the real bot
+(tests/test_slack_takeover_parts.py does the same for a take-over that succeeds).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from adapters.chat.queue import Job
+from adapters.chat.queue_redis import RedisTurnQueue
+from adapters.slack.turns import incoming
+from agent.retrieval.knowledge_base import KnowledgeBase
+from agent.shared.link import RedisLink
+from tests.chat_support import chat_services
+from tests.discord_support import discord_bot
+from tests.fakes.discord_payloads import BOT_ID
+from tests.fakes.discord_rest import CHANNEL_MESSAGE
+from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.slack_server import TEAM, FakeSlack
+from tests.slack_support import CHANNEL, SlackHarness, slack_bot, until
+
+pytest_plugins = ("tests.slack_fixtures",)
+
+QUESTION_KO = "백업은 얼마나 오래 보관하나요?"
+GAVE_UP_KO = "이 메시지는 1번 시도했지만 답하지 못했어요."
+GAVE_UP_EN = "I tried 1 times and could not answer this message"
+CLAIM_S = 2.0  # well above a busy event loop's pauses (see test_slack_takeover_parts)
+
+
+def worker_link(link: RedisLink) -> RedisLink:
+    """A Redis connection of its own, as another worker process has."""
+    return RedisLink(link.url, prefix=link.prefix, retry_s=link.retry_s, timeout_s=0.5)
+
+
+def poison_queue(link: RedisLink, stream: str) -> RedisTurnQueue:
+    # One attempt: the first worker's death is one too many, so the next worker gives up.
+    return RedisTurnQueue(link, stream, claim_s=CLAIM_S, max_attempts=1)
+
+
+async def die(queue: RedisTurnQueue) -> None:
+    """The answers under way stop as a crash would leave them: nothing acknowledged."""
+    running = list(queue._tasks.running)
+    for task in running:
+        task.cancel()
+    await asyncio.wait(running)
+
+
+async def emptied(queue: RedisTurnQueue, timeout: float = 20) -> int:
+    """Wait until the queue's stream holds no entry (read or not); how many it holds."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        left = int(await queue.link.client.xlen(queue._key))
+        if not left or asyncio.get_running_loop().time() > deadline:
+            return left
+        await asyncio.sleep(0.05)
+
+
+@pytest.fixture
+async def slack(
+    fake_slack: FakeSlack, sample_kb: KnowledgeBase, tmp_path: Path, fake_llm: FakeOpenAI
+) -> AsyncIterator[SlackHarness]:
+    async with slack_bot(fake_slack, sample_kb, tmp_path, llm=fake_llm) as harness:
+        yield harness
+
+
+async def test_slack_says_once_in_the_thread_why_a_poison_question_is_dropped(
+    slack: SlackHarness, fake_slack: FakeSlack, redis_link: RedisLink
+) -> None:
+    links = [worker_link(redis_link), worker_link(redis_link)]
+    first, second = (poison_queue(link, "slack") for link in links)
+    root = slack.next_ts()
+    message = slack.user_message(f"<@U> {QUESTION_KO}", thread_ts=root)
+    asked = incoming({"team_id": TEAM, "event_id": "EvPoison", "event": message})
+    started = asyncio.Event()
+
+    async def stall(job: Job) -> None:  # the first worker hangs on the question
+        started.set()
+        await asyncio.Event().wait()
+
+    try:
+        async with first.serving(stall):
+            await replace(slack.bot, queue=first).take(asked, QUESTION_KO)
+            await asyncio.wait_for(started.wait(), 30)
+            await die(first)
+        async with replace(slack.bot, queue=second).serving():
+            told = await until(
+                lambda: fake_slack.replies(CHANNEL, root), what="the reason in the thread"
+            )
+            left = await emptied(second)
+        replies = fake_slack.replies(CHANNEL, root)
+    finally:
+        for link in links:
+            await link.aclose()
+    assert left == 0, "the poison question is still queued"
+    assert len(replies) == len(told) == 1, [m.text for m in replies]  # said once
+    assert replies[0].text.startswith(GAVE_UP_KO), replies[0].text  # in the asker's language
+    # The second worker did not try to answer it again (no "Thinking…" was opened).
+    assert [c.method for c in fake_slack.ok_calls("chat.postMessage", "chat.startStream")] == [
+        "chat.postMessage"
+    ]
+
+
+async def test_discord_says_once_why_a_poison_mention_is_dropped(
+    sample_kb: KnowledgeBase, tmp_path: Path, fake_llm: FakeOpenAI, redis_link: RedisLink
+) -> None:
+    queue = poison_queue(redis_link, "discord")
+    async with chat_services(sample_kb, tmp_path, llm=fake_llm) as services:
+        services.queue_for = lambda platform: queue
+        async with discord_bot(services) as bot:
+            # The process dies as it posts its "Thinking…": nothing of it is in the thread.
+            bot.fake.hold(CHANNEL_MESSAGE)
+            asked = await bot.fake.say(f"<@{BOT_ID}> How long are Postgres backups kept?")
+            await until(lambda: bot.fake.held(CHANNEL_MESSAGE), what="the first reply")
+            await die(queue)
+            # The same process reads the turn again after the claim time, as another would.
+            told = await until(lambda: bot.fake.bot_messages(asked), what="the reason")
+            left = await emptied(queue)
+            replies = bot.fake.bot_messages(asked)
+    assert left == 0, "the poison question is still queued"
+    assert len(replies) == len(told) == 1, replies
+    assert replies[0]["content"].startswith(GAVE_UP_EN), replies[0]
