@@ -130,3 +130,62 @@ async def test_discord_says_once_why_a_poison_mention_is_dropped(
     assert left == 0, "the poison question is still queued"
     assert len(replies) == len(told) == 1, replies
     assert replies[0]["content"].startswith(GAVE_UP_EN), replies[0]
+
+
+async def test_slack_tells_a_private_ask_through_its_response_url(
+    slack: SlackHarness, fake_slack: FakeSlack, redis_link: RedisLink
+) -> None:
+    links = [worker_link(redis_link), worker_link(redis_link)]
+    first, second = (poison_queue(link, "slack") for link in links)
+    slack.bot.queue = first  # the worker that takes the command queues it on Redis
+    started = asyncio.Event()
+
+    async def stall(job: Job) -> None:
+        started.set()
+        await asyncio.Event().wait()
+
+    try:
+        async with first.serving(stall):
+            status, _, key = await slack.command(f"-p {QUESTION_KO}")
+            assert status == 200
+            await asyncio.wait_for(started.wait(), 30)
+            await die(first)
+        async with replace(slack.bot, queue=second).serving():
+            await until(lambda: fake_slack.calls_to("response_url"), what="the reason")
+            left = await emptied(second)
+    finally:
+        for link in links:
+            await link.aclose()
+    assert left == 0, "the poison question is still queued"
+    (told,) = [c for c in fake_slack.calls_to("response_url") if c.args["key"] == key]
+    assert told.args["text"].startswith(GAVE_UP_KO), told.args
+    assert told.args["response_type"] == "ephemeral"  # private, as the question was
+
+
+async def test_discord_tells_an_ask_in_its_interaction_response(
+    sample_kb: KnowledgeBase, tmp_path: Path, fake_llm: FakeOpenAI, redis_link: RedisLink
+) -> None:
+    queue = poison_queue(redis_link, "discord")
+    async with chat_services(sample_kb, tmp_path, llm=fake_llm) as services:
+        services.queue_for = lambda platform: queue
+        async with discord_bot(services) as bot:
+            # The process dies while the model is thinking (not for long: the fake model
+            # server's stop waits for the request in flight).
+            fake_llm.latency_s = 3.0
+            try:
+                interaction = await bot.fake.slash(QUESTION_KO, private=True)
+                await until(lambda: fake_llm.chat_requests, what="the turn to reach the model")
+                await die(queue)
+            finally:
+                fake_llm.latency_s = 0.0
+
+            def reason() -> str | None:
+                original = bot.fake.original(interaction)
+                content = str(original["content"]) if original else ""
+                return content if "1번" in content else None
+
+            told = await until(reason, what="the reason in the interaction's response")
+            left = await emptied(queue)
+    assert left == 0, "the poison question is still queued"
+    assert told.startswith(GAVE_UP_KO), told
+    assert not bot.fake.followups(interaction)
