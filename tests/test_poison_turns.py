@@ -11,7 +11,8 @@ which the queue hands the turn to the next worker, the real bot
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -23,7 +24,7 @@ from adapters.slack.turns import incoming
 from agent.retrieval.knowledge_base import KnowledgeBase
 from agent.shared.link import RedisLink
 from tests.chat_support import chat_services
-from tests.discord_support import discord_bot
+from tests.discord_support import Bot, discord_bot
 from tests.fakes.discord_payloads import BOT_ID
 from tests.fakes.discord_rest import CHANNEL_MESSAGE
 from tests.fakes.openai_server import FakeOpenAI
@@ -74,34 +75,43 @@ async def slack(
         yield harness
 
 
-async def test_slack_says_once_in_the_thread_why_a_poison_question_is_dropped(
-    slack: SlackHarness, fake_slack: FakeSlack, redis_link: RedisLink
-) -> None:
+@pytest.fixture
+async def workers(redis_link: RedisLink) -> AsyncIterator[tuple[RedisTurnQueue, RedisTurnQueue]]:
+    """Two Slack workers' queues, each on a Redis connection of its own."""
     links = [worker_link(redis_link), worker_link(redis_link)]
-    first, second = (poison_queue(link, "slack") for link in links)
-    root = slack.next_ts()
-    message = slack.user_message(f"<@U> {QUESTION_KO}", thread_ts=root)
-    asked = incoming({"team_id": TEAM, "event_id": "EvPoison", "event": message})
-    started = asyncio.Event()
-
-    async def stall(job: Job) -> None:  # the first worker hangs on the question
-        started.set()
-        await asyncio.Event().wait()
-
     try:
-        async with first.serving(stall):
-            await replace(slack.bot, queue=first).take(asked, QUESTION_KO)
-            await asyncio.wait_for(started.wait(), 30)
-            await die(first)
-        async with replace(slack.bot, queue=second).serving():
-            told = await until(
-                lambda: fake_slack.replies(CHANNEL, root), what="the reason in the thread"
-            )
-            left = await emptied(second)
-        replies = fake_slack.replies(CHANNEL, root)
+        yield poison_queue(links[0], "slack"), poison_queue(links[1], "slack")
     finally:
         for link in links:
             await link.aclose()
+
+
+async def stalls_and_dies(queue: RedisTurnQueue, submit: Callable[[], Awaitable[None]]) -> None:
+    """A worker on ``queue`` takes what ``submit`` queues, hangs on it, and dies."""
+    started = asyncio.Event()
+
+    async def stall(job: Job) -> None:
+        started.set()
+        await asyncio.Event().wait()
+
+    async with queue.serving(stall):
+        await submit()
+        await asyncio.wait_for(started.wait(), 30)
+        await die(queue)
+
+
+async def test_slack_says_once_in_the_thread_why_a_poison_question_is_dropped(
+    slack: SlackHarness, fake_slack: FakeSlack, workers: tuple[RedisTurnQueue, RedisTurnQueue]
+) -> None:
+    first, second = workers
+    root = slack.next_ts()
+    message = slack.user_message(f"<@U> {QUESTION_KO}", thread_ts=root)
+    asked = incoming({"team_id": TEAM, "event_id": "EvPoison", "event": message})
+    await stalls_and_dies(first, lambda: replace(slack.bot, queue=first).take(asked, QUESTION_KO))
+    async with replace(slack.bot, queue=second).serving():
+        told = await until(lambda: fake_slack.replies(CHANNEL, root), what="the reason")
+        left = await emptied(second)
+    replies = fake_slack.replies(CHANNEL, root)
     assert left == 0, "the poison question is still queued"
     assert len(replies) == len(told) == 1, [m.text for m in replies]  # said once
     assert replies[0].text.startswith(GAVE_UP_KO), replies[0].text  # in the asker's language
@@ -111,53 +121,54 @@ async def test_slack_says_once_in_the_thread_why_a_poison_question_is_dropped(
     ]
 
 
+@asynccontextmanager
+async def discord_on_redis(
+    kb: KnowledgeBase, folder: Path, llm: FakeOpenAI, link: RedisLink
+) -> AsyncIterator[tuple[Bot, RedisTurnQueue]]:
+    """The Discord bot with its turns on the real Redis queue."""
+    queue = poison_queue(link, "discord")
+    async with chat_services(kb, folder, llm=llm) as services:
+        services.queue_for = lambda platform: queue
+        async with discord_bot(services) as bot:
+            yield bot, queue
+
+
 async def test_discord_says_once_why_a_poison_mention_is_dropped(
     sample_kb: KnowledgeBase, tmp_path: Path, fake_llm: FakeOpenAI, redis_link: RedisLink
 ) -> None:
-    queue = poison_queue(redis_link, "discord")
-    async with chat_services(sample_kb, tmp_path, llm=fake_llm) as services:
-        services.queue_for = lambda platform: queue
-        async with discord_bot(services) as bot:
-            # The process dies as it posts its "Thinking…": nothing of it is in the thread.
-            bot.fake.hold(CHANNEL_MESSAGE)
-            asked = await bot.fake.say(f"<@{BOT_ID}> How long are Postgres backups kept?")
-            await until(lambda: bot.fake.held(CHANNEL_MESSAGE), what="the first reply")
-            await die(queue)
-            # The same process reads the turn again after the claim time, as another would.
-            told = await until(lambda: bot.fake.bot_messages(asked), what="the reason")
-            left = await emptied(queue)
-            replies = bot.fake.bot_messages(asked)
+    async with discord_on_redis(sample_kb, tmp_path, fake_llm, redis_link) as (bot, queue):
+        # The process dies as it posts its "Thinking…": nothing of it is in the thread.
+        bot.fake.hold(CHANNEL_MESSAGE)
+        asked = await bot.fake.say(f"<@{BOT_ID}> How long are Postgres backups kept?")
+        await until(lambda: bot.fake.held(CHANNEL_MESSAGE), what="the first reply")
+        await die(queue)
+        # The same process reads the turn again after the claim time, as another would.
+        told = await until(lambda: bot.fake.bot_messages(asked), what="the reason")
+        left = await emptied(queue)
+        replies = bot.fake.bot_messages(asked)
     assert left == 0, "the poison question is still queued"
     assert len(replies) == len(told) == 1, replies
     assert replies[0]["content"].startswith(GAVE_UP_EN), replies[0]
 
 
 async def test_slack_tells_a_private_ask_through_its_response_url(
-    slack: SlackHarness, fake_slack: FakeSlack, redis_link: RedisLink
+    slack: SlackHarness, fake_slack: FakeSlack, workers: tuple[RedisTurnQueue, RedisTurnQueue]
 ) -> None:
-    links = [worker_link(redis_link), worker_link(redis_link)]
-    first, second = (poison_queue(link, "slack") for link in links)
+    first, second = workers
     slack.bot.queue = first  # the worker that takes the command queues it on Redis
-    started = asyncio.Event()
+    keys: list[str] = []
 
-    async def stall(job: Job) -> None:
-        started.set()
-        await asyncio.Event().wait()
+    async def ask() -> None:
+        status, _, key = await slack.command(f"-p {QUESTION_KO}")
+        assert status == 200
+        keys.append(key)
 
-    try:
-        async with first.serving(stall):
-            status, _, key = await slack.command(f"-p {QUESTION_KO}")
-            assert status == 200
-            await asyncio.wait_for(started.wait(), 30)
-            await die(first)
-        async with replace(slack.bot, queue=second).serving():
-            await until(lambda: fake_slack.calls_to("response_url"), what="the reason")
-            left = await emptied(second)
-    finally:
-        for link in links:
-            await link.aclose()
+    await stalls_and_dies(first, ask)
+    async with replace(slack.bot, queue=second).serving():
+        await until(lambda: fake_slack.calls_to("response_url"), what="the reason")
+        left = await emptied(second)
     assert left == 0, "the poison question is still queued"
-    (told,) = [c for c in fake_slack.calls_to("response_url") if c.args["key"] == key]
+    (told,) = [c for c in fake_slack.calls_to("response_url") if c.args["key"] == keys[0]]
     assert told.args["text"].startswith(GAVE_UP_KO), told.args
     assert told.args["response_type"] == "ephemeral"  # private, as the question was
 
@@ -165,27 +176,24 @@ async def test_slack_tells_a_private_ask_through_its_response_url(
 async def test_discord_tells_an_ask_in_its_interaction_response(
     sample_kb: KnowledgeBase, tmp_path: Path, fake_llm: FakeOpenAI, redis_link: RedisLink
 ) -> None:
-    queue = poison_queue(redis_link, "discord")
-    async with chat_services(sample_kb, tmp_path, llm=fake_llm) as services:
-        services.queue_for = lambda platform: queue
-        async with discord_bot(services) as bot:
-            # The process dies while the model is thinking (not for long: the fake model
-            # server's stop waits for the request in flight).
-            fake_llm.latency_s = 3.0
-            try:
-                interaction = await bot.fake.slash(QUESTION_KO, private=True)
-                await until(lambda: fake_llm.chat_requests, what="the turn to reach the model")
-                await die(queue)
-            finally:
-                fake_llm.latency_s = 0.0
+    async with discord_on_redis(sample_kb, tmp_path, fake_llm, redis_link) as (bot, queue):
+        # The process dies while the model is thinking (not for long: the fake model
+        # server's stop waits for the request in flight).
+        fake_llm.latency_s = 3.0
+        try:
+            interaction = await bot.fake.slash(QUESTION_KO, private=True)
+            await until(lambda: fake_llm.chat_requests, what="the turn to reach the model")
+            await die(queue)
+        finally:
+            fake_llm.latency_s = 0.0
 
-            def reason() -> str | None:
-                original = bot.fake.original(interaction)
-                content = str(original["content"]) if original else ""
-                return content if "1번" in content else None
+        def reason() -> str | None:
+            original = bot.fake.original(interaction)
+            content = str(original["content"]) if original else ""
+            return content if "1번" in content else None
 
-            told = await until(reason, what="the reason in the interaction's response")
-            left = await emptied(queue)
+        told = await until(reason, what="the reason in the interaction's response")
+        left = await emptied(queue)
     assert left == 0, "the poison question is still queued"
     assert told.startswith(GAVE_UP_KO), told
     assert not bot.fake.followups(interaction)
