@@ -57,7 +57,7 @@ RUN smoke="$(mktemp -d)" \
  && echo "ingest and ask ok"
 
 VOLUME ["/data"]
-# 3000: the Slack HTTP Events API (and /healthz /readyz /metrics on it too);
+# 3000: the Slack HTTP Events API (and /healthz; /readyz /metrics only on 9100);
 # 9100: /healthz /readyz /metrics of every bot (TEAMRAG_OPS_PORT; 0 turns it off).
 # 8080: teamrag serve (the HTTP service, TEAMRAG_HTTP_PORT).
 EXPOSE 3000 8080 9100

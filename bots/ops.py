@@ -5,11 +5,10 @@ that stops answering it. ``/readyz`` answers 200 only while every configured
 external part answers, 503 with the failing checks and their fixes otherwise: a
 load balancer stops sending work meanwhile. ``/metrics`` is for Prometheus.
 
-The Slack HTTP server mounts them on its own port (:func:`ops_routes`); the
-Discord bot and Socket Mode, which serve no HTTP, start a small server for them
-(:func:`start_ops_server`, on ``TEAMRAG_OPS_PORT``), and so does ``teamrag serve``,
-whose public port keeps only ``/healthz`` (``/readyz`` names the data folder and the
-back-ends).
+Every bot and ``teamrag serve`` start a small server for them (:func:`start_ops_server`,
+on ``TEAMRAG_OPS_PORT``). A public port (the Slack Events API's, ``teamrag serve``'s)
+keeps only ``/healthz`` (:func:`healthz_route`): ``/readyz`` names the data folder and
+the back-ends, and ``/metrics`` the back-ends and the traffic.
 """
 
 from __future__ import annotations
@@ -27,11 +26,17 @@ from bots.checks import Readiness
 log = logging.getLogger(__name__)
 
 
+async def _healthz(request: web.Request) -> web.Response:
+    return web.Response(text="ok")
+
+
+def healthz_route(app: web.Application) -> None:
+    """Add ``/healthz`` alone to ``app`` (a public port: it says nothing but "ok")."""
+    app.router.add_get("/healthz", _healthz)
+
+
 def ops_routes(app: web.Application, checks: Readiness, metrics: Metrics) -> None:
     """Add the three endpoints to ``app`` (before it starts)."""
-
-    async def healthz(request: web.Request) -> web.Response:
-        return web.Response(text="ok")
 
     async def readyz(request: web.Request) -> web.Response:
         results = await checks.results()
@@ -43,7 +48,7 @@ def ops_routes(app: web.Application, checks: Readiness, metrics: Metrics) -> Non
         body, content_type = metrics.exposition(request.headers.get("Accept", ""))
         return web.Response(body=body, headers={"Content-Type": content_type})
 
-    app.router.add_get("/healthz", healthz)
+    healthz_route(app)
     app.router.add_get("/readyz", readyz)
     app.router.add_get("/metrics", metrics_view)
 

@@ -182,7 +182,7 @@ class Settings(BaseSettings):
         ge=0,
         le=65535,
         description="Port of /healthz, /readyz and /metrics; 0 = off. "
-        "The Slack HTTP server serves them on its own port too.",
+        "The Slack HTTP server and teamrag serve keep only /healthz on their own port.",
     )
     langsmith_tracing: bool = Field(
         False,

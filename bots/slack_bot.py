@@ -36,7 +36,7 @@ from adapters.slack.turns import PLATFORM
 from agent.shared.link import RedisLink
 from bots.checks import readiness
 from bots.common import BoundPorts, err, on_sigterm
-from bots.ops import ops_routes, ops_server, site_for
+from bots.ops import healthz_route, ops_server, site_for
 from bots.settings import BotConfigError, Settings
 
 EVENTS_PATH = "/slack/events"
@@ -149,7 +149,7 @@ async def start_http(
     listening: socket.socket | None = None,
 ) -> tuple[web.AppRunner, int]:
     """Serve the Events API (events, commands and clicks on one path), and whatever
-    ``mount`` adds (the ops endpoints), on ``host:port`` or on ``listening`` when the
+    ``mount`` adds (``/healthz``), on ``host:port`` or on ``listening`` when the
     caller bound it already; returns the port."""
     web_app = app.web_app(path=EVENTS_PATH, port=port)
     if mount is not None:
@@ -190,12 +190,16 @@ async def serve_slack(
                     if settings.slack_app_token:
                         await _socket_mode(app, bot, settings.slack_app_token, stop)
                     else:
-                        # Load balancers probe the Events API port itself.
-                        def mount(web_app: web.Application) -> None:
-                            ops_routes(web_app, checks, metrics)
-
+                        # Load balancers probe the Events API port itself; /readyz and
+                        # /metrics name the data folder and back-ends: the ops port only.
                         await _http(
-                            app, bot, stop, host=host, port=port, mount=mount, sock=ports.events
+                            app,
+                            bot,
+                            stop,
+                            host=host,
+                            port=port,
+                            mount=healthz_route,
+                            sock=ports.events,
                         )
         finally:
             await checks.aclose()

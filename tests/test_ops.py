@@ -16,7 +16,7 @@ from agent.events import Final, Turn, Usage
 from agent.plumbing.urls import redact_url as redact
 from agent.shared.link import RedisLink
 from bots.checks import Readiness, external_parts, readiness
-from bots.ops import ops_routes, ops_server, start_ops_server
+from bots.ops import healthz_route, ops_server, start_ops_server
 from bots.settings import Settings
 from tests.fakes.openai_server import FakeOpenAI
 from tests.redis_support import RedisServer
@@ -184,23 +184,25 @@ async def test_metrics_show_an_observed_turn(
         assert (await response.text()).endswith("# EOF\n")
 
 
-async def test_routes_mount_on_an_existing_app_and_the_server_can_be_off(
+async def test_healthz_mounts_alone_on_an_existing_app_and_the_server_can_be_off(
     tmp_path: Path, http: aiohttp.ClientSession
 ) -> None:
-    """The Slack HTTP server serves them beside its own routes; port 0 starts nothing."""
+    """The Slack HTTP server serves /healthz beside its own routes (and no more: see
+    tests/test_slack_bot.py); port 0 starts nothing."""
     app = web.Application()
 
     async def events(request: web.Request) -> web.Response:
         return web.Response(text="slack")
 
     app.router.add_post("/slack/events", events)
-    ops_routes(app, readiness(settings(tmp_path)), Metrics())
+    healthz_route(app)
     runner = web.AppRunner(app)
     await runner.setup()
     port = free_port()
     await web.TCPSite(runner, "127.0.0.1", port).start()
     try:
         assert (await get(http, f"http://127.0.0.1:{port}/healthz"))[0] == 200
+        assert (await get(http, f"http://127.0.0.1:{port}/readyz"))[0] == 404
         async with http.post(f"http://127.0.0.1:{port}/slack/events") as response:
             assert await response.text() == "slack"
     finally:

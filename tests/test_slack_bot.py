@@ -130,6 +130,34 @@ async def test_serve_slack_runs_the_events_api_and_finishes_answers_when_stopped
     assert (tmp_path / "data" / "slack_threads.sqlite").exists()
 
 
+async def test_the_events_port_keeps_only_healthz_and_the_ops_port_serves_the_rest(
+    fake_slack: FakeSlack, sample_kb: KnowledgeBase, tmp_path: Path
+) -> None:
+    """/readyz and /metrics name the data folder and the back-ends: not on the port
+    Slack (and so the internet) reaches."""
+    port, ops_port = free_port(), free_port()
+    settings = settings_for(fake_slack, tmp_path, ops_port=ops_port)
+    async with chat_services(sample_kb, tmp_path) as services:
+        task = asyncio.create_task(serve_slack(settings, services, port=port, host="127.0.0.1"))
+        try:
+            async with aiohttp.ClientSession() as session:
+                harness = SlackSender(fake_slack, f"http://127.0.0.1:{port}{EVENTS_PATH}", session)
+                await _serving(task.done, harness)
+
+                async def status(at: int, path: str) -> int:
+                    async with session.get(f"http://127.0.0.1:{at}{path}") as response:
+                        return response.status
+
+                assert await status(port, "/healthz") == 200  # load balancers probe it
+                for path in ("/readyz", "/metrics"):
+                    assert await status(port, path) == 404, path
+                    assert await status(ops_port, path) == 200, path
+        finally:
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+
+
 def _envelope(
     kind: str, payload: dict[str, Any], envelope_id: str, retry: int = 0
 ) -> dict[str, Any]:

@@ -27,6 +27,7 @@ Phrase = Literal[
     "is_thinking",
     "ask_usage",
     "turn_failed",
+    "gave_up",
     "role_not_allowed",
     "rate_limited",
 ]
@@ -71,6 +72,18 @@ _PHRASES: texts.Texts[Phrase] = {
     "turn_failed": {
         "ko": "죄송합니다. 답변을 만드는 중에 문제가 생겼습니다. 잠시 후 다시 물어봐 주세요.",
         "en": "Sorry, something went wrong while answering. Please ask again in a moment.",
+    },
+    # {attempts}: how many workers took the question and stopped (died, or hung) before
+    # answering; the queue then drops it rather than let it stall its thread.
+    "gave_up": {
+        "ko": (
+            "이 메시지는 {attempts}번 시도했지만 답하지 못했어요. "
+            "질문을 바꿔 보시거나 운영자에게 알려 주세요."
+        ),
+        "en": (
+            "I tried {attempts} times and could not answer this message; "
+            "rephrase it, or tell the operator."
+        ),
     },
     # Discord: only members with certain roles may ask (TEAMRAG_DISCORD_ALLOWED_ROLES).
     "role_not_allowed": {

@@ -53,9 +53,13 @@ Handler = Callable[[Job], Awaitable[None]]
 
 
 class TurnQueue(Protocol):
-    def serving(self, handler: Handler) -> contextlib.AbstractAsyncContextManager[None]:
+    def serving(
+        self, handler: Handler, *, gave_up: Handler | None = None
+    ) -> contextlib.AbstractAsyncContextManager[None]:
         """Answer jobs with ``handler`` inside the block; on leaving it, finish the jobs
-        under way (up to the drain time) and stop taking new ones."""
+        under way (up to the drain time) and stop taking new ones. ``gave_up`` is called
+        with a job the queue drops because too many workers failed it (a poison message),
+        so the asker hears why no answer comes; its errors are logged, not raised."""
         ...
 
     async def submit(self, job: Job) -> None:
@@ -109,7 +113,10 @@ class LocalTurnQueue:
     _tasks: Tasks = field(default_factory=Tasks, init=False)
 
     @contextlib.asynccontextmanager
-    async def serving(self, handler: Handler) -> AsyncIterator[None]:
+    async def serving(
+        self, handler: Handler, *, gave_up: Handler | None = None
+    ) -> AsyncIterator[None]:
+        # ``gave_up`` is never called: one process runs each job once and drops none.
         self._handler = handler
         try:
             yield

@@ -8,7 +8,8 @@ the entry. While it works, it keeps claiming the entry (a heartbeat); an entry
 not heard from for ``claim_s`` is taken over by another worker (``XAUTOCLAIM``),
 which answers it from the start. An entry that several workers failed in a row
 (``max_attempts``) is dropped with an error in the log, so one poison message
-cannot stall a thread.
+cannot stall a thread; the ``gave_up`` handler given to :meth:`RedisTurnQueue.serving`
+tells the asker so first (the adapters post why in the thread).
 
 A worker notes what a successor would need to repair (:meth:`RedisTurnQueue.note`: the
 reply message it opened, and each later message of a long answer as it posts it) in a
@@ -41,6 +42,7 @@ from redis.exceptions import ResponseError
 from adapters.chat import queue_scripts as scripts
 from adapters.chat.queue import Handler, Job, LocalTurnQueue, Tasks, answer
 from adapters.chat.queue_bell import ThreadBell
+from agent.plumbing.log_context import bind
 from agent.shared.link import UNREACHABLE, RedisLink
 
 log = logging.getLogger(__name__)
@@ -69,6 +71,8 @@ class RedisTurnQueue:
     _slots: asyncio.Semaphore = field(init=False)
     # Finished jobs whose acknowledgement failed (Redis was away): acknowledged on return.
     _unacked: list[tuple[str, str]] = field(default_factory=list, init=False)
+    # Told of a job dropped after too many attempts (serving(gave_up=...)); None: only logged.
+    _gave_up: Handler | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
         self._slots = asyncio.Semaphore(self.concurrency)
@@ -145,7 +149,10 @@ class RedisTurnQueue:
         return replace(job, notes=notes)
 
     @contextlib.asynccontextmanager
-    async def serving(self, handler: Handler) -> AsyncIterator[None]:
+    async def serving(
+        self, handler: Handler, *, gave_up: Handler | None = None
+    ) -> AsyncIterator[None]:
+        self._gave_up = gave_up
         async with self._local.serving(handler):
             stop = asyncio.Event()
             reader = asyncio.create_task(self._read_forever(handler, stop))
@@ -280,13 +287,11 @@ class RedisTurnQueue:
                 "dropping turn %s (%s): %d workers failed it; see the log of each",
                 job.id, job.event_id, job.attempt - 1,
             )  # fmt: skip
+            await self._say_gave_up(await self._with_notes(job))
             await self._drop(job.id, job.thread_id)
             return
         if job.attempt > 1:
-            try:
-                job = await self._read_notes(job)
-            except Exception:  # answered all the same, only without the repair
-                log.warning("could not read the notes of turn %s", job.id, exc_info=True)
+            job = await self._with_notes(job)
         done = asyncio.Event()
         beating = asyncio.create_task(self._keep_claimed(job, done))
         try:
@@ -297,6 +302,25 @@ class RedisTurnQueue:
         finally:
             await self._stop(beating, done)
         await self._drop(job.id, job.thread_id)
+
+    async def _with_notes(self, job: Job) -> Job:
+        try:
+            return await self._read_notes(job)
+        except Exception:  # answered all the same, only without the repair
+            log.warning("could not read the notes of turn %s", job.id, exc_info=True)
+            return job
+
+    async def _say_gave_up(self, job: Job) -> None:
+        """Let the adapter tell the asker why no answer comes. Bounded well inside the
+        claim time: the job is not heart-beaten meanwhile, and a worker that took it over
+        again would say it twice."""
+        if self._gave_up is None:
+            return
+        with bind(thread_id=job.thread_id, event_id=job.event_id):
+            try:
+                await asyncio.wait_for(self._gave_up(job), self.claim_s / 2)
+            except Exception:  # the drop must go on, or the poison message stalls its thread
+                log.exception("could not tell the asker that turn %s was dropped", job.id)
 
     async def _stop(self, task: asyncio.Task[None], stop: asyncio.Event) -> None:
         """Tell a loop that talks to Redis to stop, and wait for it; cancel it only if it

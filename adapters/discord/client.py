@@ -32,8 +32,8 @@ from adapters.discord import mentions
 from adapters.discord.buttons import FeedbackButton
 from adapters.discord.commands import CommandTexts, ask_command, ask_message_menu
 from adapters.discord.options import Adapter
-from adapters.discord.queued import ASK_JOB, answer_asked
-from adapters.discord.queued_messages import MESSAGE_JOB, answer_message
+from adapters.discord.queued import ASK_JOB, answer_asked, gave_up_asked
+from adapters.discord.queued_messages import MESSAGE_JOB, answer_message, gave_up_message
 from adapters.discord.turns import PLATFORM
 
 log = logging.getLogger(__name__)
@@ -76,7 +76,9 @@ class TeamragClient(discord.Client):
         # Buttons are matched by their custom_id pattern, so clicks on answers posted by
         # an earlier run of the bot are handled too.
         self.add_dynamic_items(FeedbackButton)
-        await self._serving.enter_async_context(self.queue.serving(partial(_handle, self)))
+        await self._serving.enter_async_context(
+            self.queue.serving(partial(_handle, self), gave_up=partial(_gave_up, self))
+        )
         await self.tree.set_translator(CommandTexts())
         if self.teamrag.options.sync_commands:
             await sync_commands(self.tree, self.teamrag.options.command_guild_id)
@@ -102,6 +104,16 @@ async def _handle(client: TeamragClient, job: Job) -> None:
         await answer_message(client.teamrag, client, client.queue, job)
     else:
         log.error("no Discord handler for queued %s; dropped", job.kind)
+
+
+async def _gave_up(client: TeamragClient, job: Job) -> None:
+    """The queue dropped ``job`` after too many attempts: tell the asker why."""
+    if job.kind == ASK_JOB:
+        await gave_up_asked(client, job)
+    elif job.kind == MESSAGE_JOB:
+        await gave_up_message(client, client.queue, job)
+    else:
+        log.error("no Discord handler for queued %s; nobody was told it was dropped", job.kind)
 
 
 class ShardedTeamragClient(TeamragClient, discord.AutoShardedClient):

@@ -28,6 +28,7 @@ from typing import Any, cast
 import discord
 
 from adapters.chat.parts import Gone, ReplyParts, noted_parts, part_note
+from adapters.chat.phrases import language_of, phrase
 from adapters.chat.queue import Job, TurnQueue
 from adapters.discord.live import ChannelPoster, Poster, TokenGone, answer, token_gone
 from adapters.discord.options import Adapter
@@ -109,6 +110,23 @@ async def answer_asked(
             fallback=(lambda: fallback) if asked.deferred else None,
             placeholder=not asked.deferred,
         )
+
+
+async def gave_up_asked(client: discord.Client, job: Job) -> None:
+    """Say in the interaction's response (or, its token dead, where its answer would have
+    gone) that the queue dropped the question after too many attempts."""
+    asked = Asked(**job.payload["asked"])
+    text = phrase("gave_up", language_of(turn_of(job.payload["turn"]).text),
+                  attempts=job.attempt - 1)  # fmt: skip
+    await client.wait_until_ready()
+    fallback = _fallback(client, asked)
+    if asked.deferred:
+        try:
+            await WebhookPoster(client, asked).progress(text)
+            return
+        except TokenGone as exc:
+            log.info("interaction %s is gone (%s); saying so elsewhere", asked.interaction_id, exc)
+    await fallback.progress(text)
 
 
 class WebhookPoster:

@@ -26,6 +26,7 @@ from typing import Literal
 import discord
 
 from adapters.chat.parts import ReplyParts, noted_parts, part_note
+from adapters.chat.phrases import language_of, phrase
 from adapters.chat.queue import Job, TurnQueue
 from adapters.discord.live import ChannelPoster, answer
 from adapters.discord.options import Adapter
@@ -78,9 +79,23 @@ async def answer_message(
     adapter: Adapter, client: discord.Client, queue: TurnQueue, job: Job
 ) -> None:
     """Answer a queued message (on whichever process read it)."""
+    turn, poster = await _reply(client, queue, job)
+    with bind(thread_id=turn.thread_id, event_id=job.event_id):
+        await answer(adapter.services, turn, poster, language=str(job.payload["language"]))
+
+
+async def gave_up_message(client: discord.Client, queue: TurnQueue, job: Job) -> None:
+    """Say where the answer would have gone (in the "Thinking…" a stopped process left,
+    if any) that the queue dropped the message after too many attempts."""
+    turn, poster = await _reply(client, queue, job)
+    await poster.progress(phrase("gave_up", language_of(turn.text), attempts=job.attempt - 1))
+
+
+async def _reply(client: discord.Client, queue: TurnQueue, job: Job) -> tuple[Turn, ChannelPoster]:
+    """The job's turn, and where its reply goes: the messages a stopped process left, or
+    the message's thread (opened here), or the channel."""
     where = Where(**job.payload["where"])
     turn = turn_of(job.payload["turn"])
-    language = str(job.payload["language"])
     # Sending with feedback buttons needs the client's state, ready.
     await client.wait_until_ready()
 
@@ -115,8 +130,7 @@ async def answer_message(
         opened=lambda message_id: opened(message_id, channel_id),
         parts=parts,
     )
-    with bind(thread_id=turn.thread_id, event_id=job.event_id):
-        await answer(adapter.services, turn, poster, language=language)
+    return turn, poster
 
 
 async def _open_thread(client: discord.Client, where: Where) -> bool:

@@ -79,7 +79,7 @@ class SlackBot:
     def serving(self) -> contextlib.AbstractAsyncContextManager[None]:
         """Answer queued questions inside the block; leaving it finishes the answers
         under way (a stopping worker does not leave a half-edited message)."""
-        return self.queue.serving(self.handle)
+        return self.queue.serving(self.handle, gave_up=self.gave_up)
 
     async def drain(self, timeout_s: float) -> None:
         """Wait (up to ``timeout_s``) for the questions being taken and the clicks being
@@ -141,14 +141,46 @@ class SlackBot:
         else:
             log.error("no Slack handler for queued %s; dropped", job.kind)
 
-    async def _answer_job(self, job: Job) -> None:
+    async def gave_up(self, job: Job) -> None:
+        """Tell the asker that the queue dropped their question after ``job.attempt - 1``
+        workers took it and stopped (a poison message): in the thread, or for ``/ask``
+        where its answer would have gone."""
+        if job.kind == ASK:
+            body: dict[str, Any] = job.payload["body"]
+            question = str(job.payload["question"])
+            text = self._gave_up_text(job, question)
+            ts = job.notes.get(REPLY_TS)  # the question's message, once posted
+            if ts:
+                await self.post(Place(str(body["channel_id"]), ts), text)
+                return
+            url = ResponseUrl(
+                str(body.get("response_url") or ""), self.retry_handlers, self.url_notes(job)
+            )
+            private = bool(job.payload.get("private"))
+            await url.send(text=text, response_type="ephemeral" if private else "in_channel")
+        elif job.kind == ANSWER:
+            message, question = self._asked(job)
+            place = Place(message.channel, message.thread_root)
+            await self.post(place, self._gave_up_text(job, question))
+        else:
+            log.error("no Slack handler for queued %s; nobody was told it was dropped", job.kind)
+
+    @staticmethod
+    def _gave_up_text(job: Job, question: str) -> str:
+        return phrase("gave_up", language_of(question), attempts=job.attempt - 1)
+
+    @staticmethod
+    def _asked(job: Job) -> tuple[Incoming, str]:
+        """The message and question of a queued ``ANSWER`` job."""
         payload = job.payload
         if "message" in payload:
-            message = Incoming.from_dict(payload["message"])
-            question = str(payload["question"])
-        else:  # queued by a worker of the previous version
-            message = incoming(payload["body"])
-            question = message.question(str(payload.get("bot") or ""))
+            return Incoming.from_dict(payload["message"]), str(payload["question"])
+        message = incoming(payload["body"])  # queued by a worker of the previous version
+        return message, message.question(str(payload.get("bot") or ""))
+
+    async def _answer_job(self, job: Job) -> None:
+        payload = job.payload
+        message, question = self._asked(job)
         rule_channel = str(payload.get("rule_channel") or message.channel)
         await self.answer(
             message,
