@@ -49,8 +49,9 @@ def status_line(final: Final) -> str:
     if final.usage.total_tokens:
         parts.append(f"{final.usage.total_tokens} tokens")
     parts.append(f"{final.timings.get('total', 0) / 1000:.1f} s")
-    line = " · ".join(parts)
-    return line + "".join(f"\n  note: {n}" for n in final.notes)
+    # The turn's notes (router doubts, fallbacks taken) are the operator's: the runner logs
+    # them and --json carries them; under the answer they read as noise.
+    return " · ".join(parts)
 
 
 def final_json(final: Final) -> str:

@@ -68,6 +68,13 @@ class Source:
 QUOTE_CHARS = 600
 
 
+def quote_of(text: str) -> str:
+    """A passage as a citation shows it: at most QUOTE_CHARS, cut with "…". The answer
+    cache keeps exactly this, so a cached answer cites the same quote as a fresh one."""
+    text = text.strip()
+    return text if len(text) <= QUOTE_CHARS else text[: QUOTE_CHARS - 1].rstrip() + "…"
+
+
 @dataclass(frozen=True)
 class Progress:
     """A human sentence about the step that just started, in the user's language."""

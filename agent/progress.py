@@ -26,10 +26,9 @@ MESSAGES: Texts[str] = {
         "ko": "자료가 충분한지 확인하는 중…",
         "en": "Checking whether the sources are enough…",
     },
-    "more": {
-        "ko": "부족한 내용을 더 찾는 중: {what}",
-        "en": "Looking for what is missing: {what}",
-    },
+    # What is missing stays out: raw search terms ("몇일, 받아요") read as nonsense to people;
+    # the terms go to the turn's notes (the log and --json).
+    "more": {"ko": "부족한 내용을 더 찾아보는 중…", "en": "Looking further for what is missing…"},
     "web": {"ko": "웹에서 찾아보는 중…", "en": "Searching the web…"},
     "write": {"ko": "답변을 작성하는 중…", "en": "Writing the answer…"},
     "check": {"ko": "답변을 자료와 대조하는 중…", "en": "Checking the answer against the sources…"},

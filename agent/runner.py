@@ -23,7 +23,6 @@ from agent import replies
 from agent.config import FeatureError
 from agent.deps import Deps
 from agent.events import (
-    QUOTE_CHARS,
     Event,
     Final,
     Progress,
@@ -32,6 +31,7 @@ from agent.events import (
     Token,
     Turn,
     Usage,
+    quote_of,
 )
 from agent.language import detect_language
 from agent.locks import LocalThreadLocks, ThreadLocks
@@ -54,13 +54,8 @@ def to_source(number: int, item: PoolItem | dict[str, Any]) -> Source:
         link=item.get("link"),
         doc_id=str(item.get("doc_id", "")),
         kind="web" if item.get("kind") == "web" else "document",
-        quote=_quote(str(item.get("text", ""))),
+        quote=quote_of(str(item.get("text", ""))),
     )
-
-
-def _quote(text: str) -> str:
-    text = text.strip()
-    return text if len(text) <= QUOTE_CHARS else text[: QUOTE_CHARS - 1].rstrip() + "…"
 
 
 class _DraftGate:
@@ -338,6 +333,8 @@ class Runner:
             notes.append(
                 f"answer cache: kept for “{cached['question']}” (similarity {cached['similarity']})"
             )
+        if notes:
+            log.info("turn %s: %s", turn.thread_id, "; ".join(notes))
         route = values.get("route") or "knowledge"
         if route not in get_args(Route):  # "general" is shown as smalltalk
             route = "smalltalk"

@@ -9,6 +9,7 @@ import pytest
 
 from agent.answer_kind import asked_kind, holds_kind, without_asking
 from agent.lead import focus_terms, judge_lead
+from agent.progress import message
 from agent.routing.bypass import without_pleasantries
 
 
@@ -146,7 +147,7 @@ def test_the_kind_patterns_are_linear(text: str) -> None:
 
 
 def test_the_thing_a_which_question_asks_about_weighs_more() -> None:
-    """"which laptop do I get" is not answered by a line about joining next month."""
+    """ "which laptop do I get" is not answered by a line about joining next month."""
     verdict = judge_lead(
         "joining as a backend dev next month, which laptop do i get?",
         "If you join after that month's session, you'll be invited to the next one.",
@@ -156,3 +157,11 @@ def test_the_thing_a_which_question_asks_about_weighs_more() -> None:
     )
     assert focus_terms("어떤 데이터셋 써야 돼요?") == ["데이터셋"]
     assert not verdict.answers
+
+
+def test_progress_never_shows_raw_search_terms() -> None:
+    """ "부족한 내용을 더 찾는 중: 몇일, 받아요" read as nonsense: the step says what it does,
+    the terms go to the notes."""
+    for language in ("ko", "en"):
+        text = message("more", language, what="몇일, 받아요")
+        assert "몇일" not in text and "받아요" not in text and text.endswith("…")

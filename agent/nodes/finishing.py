@@ -18,7 +18,7 @@ from langgraph.runtime import Runtime
 
 from agent import replies
 from agent.deps import Deps
-from agent.events import QUOTE_CHARS
+from agent.events import quote_of
 from agent.memory.history import extractive_summary, select_for_trim
 from agent.memory.profile import remember, user_namespace
 from agent.nodes.common import RAG_ROUTES, features_of, timed
@@ -59,7 +59,7 @@ def _cacheable(state: AgentState, deps: Deps) -> bool:
 def _light(item: PoolItem) -> PoolItem:
     """A cached source keeps only what its citation shows (the quoted passage), not the
     chunk and its neighbours."""
-    return item | {"text": item.get("text", "")[:QUOTE_CHARS]}
+    return item | {"text": quote_of(item.get("text", ""))}
 
 
 @timed("cache_store")

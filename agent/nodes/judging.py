@@ -183,7 +183,8 @@ async def judge(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
         # Show the draft being written in parallel, or drop it if we go back for more.
         emit({"type": "judged", "keep": decision in ("enough", "give_up")})
     if decision == "loop":
-        report("more", state["language"], what=", ".join(missing[:3]))
+        report("more", state["language"])
+        update |= {"notes": [f"searched again for: {', '.join(missing[:3])}"]}
     review = Review(
         ranking=ranking, useful=useful, score=round(score, 3), missing=missing, decision=decision
     )

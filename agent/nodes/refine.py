@@ -44,7 +44,7 @@ async def research(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
     deps = runtime.context
     aspects = missing_queries(state)
     question = question_of(state)
-    report("more", state["language"], what=", ".join(aspects))
+    report("more", state["language"])
     scopes = state["turn"]["scopes"]
     seen = list(state.get("seen", []))
     tasks = [
@@ -62,7 +62,8 @@ async def research(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
     results = await asyncio.gather(*(run_task(t, deps.kb, "research") for t in tasks))
     pool = [item for result in results for item in result["pool"]]
     fresh = {item["id"] for item in pool} - set(seen)
-    notes = sorted({n for result in results for n in result["notes"]})
+    notes = [f"searched again for: {', '.join(aspects)}"]
+    notes += sorted({n for result in results for n in result["notes"]})
     return {
         "pool": pool,
         "seen": sorted(fresh),
