@@ -23,6 +23,7 @@ demo: $(BIN)/.installed
 	TEAMRAG_DATA_DIR=$(DEMO_DATA) $(BIN)/teamrag ingest samples/kb
 	TEAMRAG_DATA_DIR=$(DEMO_DATA) $(BIN)/teamrag ask "Postgres 백업은 며칠 동안 보관되나요?"
 	TEAMRAG_DATA_DIR=$(DEMO_DATA) $(BIN)/teamrag ask "When and where is the on-call handover?"
+	TEAMRAG_DATA_DIR=$(DEMO_DATA) $(BIN)/teamrag ask "Where do personal parcels go?"
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check .

@@ -58,7 +58,7 @@ def register_chat_kinds(registry: KindRegistry, settings: Settings) -> None:
             "slack",
             "a Slack channel's history by channel id: threads and days",
             slack,
-            dict(_OPTIONS),
+            _OPTIONS | {"attachments": "also the files posted in the channel (PDF, Office, HWP)"},
         )
     )
     registry.register(

@@ -24,6 +24,7 @@ from adapters.chat.channels import ChannelRulesError, load_channel_rules
 from agent.plumbing.urls import redact_url
 from agent.retrieval.catalog import Catalog, CatalogError
 from agent.retrieval.catalog_postgres import PostgresCatalog
+from agent.retrieval.loaders.ocr import ocr_status
 from bots.checks import CheckFailed, CheckResult, Part, external_parts, run_parts
 from bots.settings import BotConfigError, Settings, SettingsError, load_settings
 
@@ -128,6 +129,14 @@ def data_folder(settings: Settings) -> list[CheckResult]:
         return [*results, CheckResult("knowledge base", False, str(folder), problem, empty_fix)]
     detail = f"{documents} documents, {chunks} chunks"
     return [*results, CheckResult("knowledge base", False, str(folder), detail=detail)]
+
+
+def ocr() -> CheckResult:
+    """Whether scanned PDF pages can be read. Optional, so never a problem: without it
+    their text pages still go in and the ingest report names the scanned ones."""
+    available, said = ocr_status()
+    detail = f"available: {said}" if available else f"off, scanned PDF pages are left out: {said}"
+    return CheckResult("OCR (scanned PDFs)", False, "tesseract", detail=detail)
 
 
 def private_sources(settings: Settings) -> list[CheckResult]:
@@ -281,7 +290,7 @@ def doctor(
         fix = "correct or unset the variables named in the problem (environment or .env)"
         render(console, [CheckResult("settings", False, ".env and environment", str(exc), fix)], [])
         raise typer.Exit(1) from None
-    local = configuration(settings) + data_folder(settings) + private_sources(settings)
+    local = configuration(settings) + data_folder(settings) + private_sources(settings) + [ocr()]
     remote = asyncio.run(connections(settings, timeout))
     render(console, local, remote)
     if not all(r.ok for r in [*local, *remote]):

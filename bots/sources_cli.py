@@ -105,7 +105,9 @@ def add(
         str | None, typer.Option(help="confluence: variable with the e-mail.")
     ] = None,
     api_url: Annotated[str | None, typer.Option(help="API base URL of the service.")] = None,
-    attachments: Annotated[bool, typer.Option(help="confluence: load attachments too.")] = False,
+    attachments: Annotated[
+        bool, typer.Option(help="confluence, slack: load attachments (files) too.")
+    ] = False,
     max_bytes: Annotated[int | None, typer.Option(help="Skip documents larger than this.")] = None,
     timeout_s: Annotated[float | None, typer.Option(help="Seconds per request.")] = None,
     allow_private: AllowPrivateOption = False,

@@ -398,6 +398,6 @@ def test_make_demo_keeps_the_sample_company_out_of_the_teams_data_folder() -> No
         [make, "-n", "demo"], cwd=REPO, capture_output=True, text=True, timeout=60, check=True
     )
     runs = [line for line in dry.stdout.splitlines() if "bin/teamrag " in line]
-    assert len(runs) == 3 and all(r.startswith("TEAMRAG_DATA_DIR=.teamrag-demo ") for r in runs)
+    assert len(runs) == 4 and all(r.startswith("TEAMRAG_DATA_DIR=.teamrag-demo ") for r in runs)
     assert Settings.model_fields["data_dir"].default == Path(".teamrag")
     assert "`.teamrag-demo`" in (REPO / "README.md").read_text(encoding="utf-8")

@@ -15,6 +15,7 @@ from agent.retrieval.catalog import DocumentRecord
 from agent.retrieval.catalog_postgres import PostgresCatalog
 from agent.retrieval.embeddings import UniversalSentenceEncoder
 from agent.retrieval.ingest import Ingestor
+from agent.retrieval.loaders.ocr import ocr_status
 from agent.retrieval.types import Chunk
 from agent.sources.base import SourceSpec
 from agent.sources.store import SqliteSourceStore
@@ -301,3 +302,21 @@ def test_sources_allowed_to_reach_private_addresses_are_listed(
     assert "allowed for intranet (web http://wiki.corp/)" in line and "public" not in line
     _, output = doctor(tmp_path / "no-sources")
     assert "private addresses" not in output
+
+
+def test_doctor_says_whether_scanned_pdfs_can_be_read(
+    data_dir: Path, clean_env: None, tmp_path: Path
+) -> None:
+    """OCR is optional: without tesseract the row says what is left out and the install
+    line, and the deployment is still all good."""
+    empty = tmp_path / "no-tesseract"
+    empty.mkdir()
+    code, output = doctor(data_dir, PATH=str(empty))
+    assert code == 0, output
+    line = row(output, "OCR (scanned PDFs)")
+    assert "off, scanned PDF pages are left out: tesseract is not installed" in line
+    assert "apt-get install -y tesseract-ocr tesseract-ocr-kor" in line
+    available, said = ocr_status()
+    if not available:
+        pytest.skip(f"OCR is not available on this machine: {said}")
+    assert "available: tesseract" in row(doctor(data_dir)[1], "OCR (scanned PDFs)")

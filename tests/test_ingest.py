@@ -120,18 +120,21 @@ def test_bad_files_are_reported_and_the_rest_ingested(
     docs.mkdir()
     (docs / "good.md").write_text("# Good\n\nParking is on level B2.", encoding="utf-8")
     (docs / "empty.txt").write_bytes(b"")
-    (docs / "legacy.txt").write_bytes("주차장은 지하 2층".encode("cp949"))
+    (docs / "korean.txt").write_bytes("방문객 주차장은 지하 3층입니다".encode("cp949"))
+    (docs / "legacy.txt").write_bytes("crème brûlée à la carte".encode("latin-1"))
     (docs / "bad.pdf").write_bytes(b"%PDF-1.4 garbage")
     (docs / "photo.jpg").write_bytes(b"\xff\xd8\xff")
     report = ingestor.run([docs, tmp_path / "missing-folder"])
     failed = {Path(r.path).name: r.reason for r in report.failed}
     assert set(failed) == {"empty.txt", "legacy.txt", "bad.pdf", "missing-folder"}
-    assert "not UTF-8" in failed["legacy.txt"] and "no such file" in failed["missing-folder"]
+    assert "its encoding is unclear" in failed["legacy.txt"]
+    assert "no such file" in failed["missing-folder"]
     assert [Path(r.path).name for r in report.results if r.status is Status.IGNORED] == [
         "photo.jpg"
     ]
-    assert report.count(Status.ADDED) == 1
+    assert report.count(Status.ADDED) == 2  # good.md, and korean.txt in CP949
     assert "B2" in _texts(kb, "where is parking")
+    assert "지하 3층" in _texts(kb, "방문객 주차장")
 
 
 def test_a_file_that_turns_bad_keeps_its_previous_version(

@@ -114,7 +114,7 @@ def _encrypted_pdf() -> bytes:
     [
         ("empty.md", b"   \n", "empty; add its text, or leave it out"),
         ("blob.txt", b"\x00\x01\x02binary\x00", "binary"),
-        ("cp949.txt", "한국어 문서".encode("cp949"), "not UTF-8"),
+        ("latin1.txt", "crème brûlée à la carte".encode("latin-1"), "its encoding is unclear"),
         ("image.png", b"\x89PNG....", "unsupported file type '.png'"),
         ("broken.pdf", b"%PDF-1.4 this is not really a pdf", "save or export it again as PDF"),
         ("broken.docx", b"PK\x03\x04 not a zip really", "save it again as .docx"),

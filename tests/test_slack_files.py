@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
-from agent.retrieval.knowledge_base import KnowledgeBase
+from agent.retrieval.knowledge_base import KnowledgeBase, SearchOptions
 from tests.fakes.slack_server import BOT_USER, FakeSlack
+from tests.format_files import hwpx_bytes, pptx_bytes, xlsx_bytes
 from tests.slack_support import CHANNEL, SlackHarness, slack_bot, until
 from tests.sources_support import found
 
@@ -79,11 +80,31 @@ async def test_korean_replies_unsupported_and_too_large_files_say_why(
     assert "결제 오류율" in found(kb, "다음 분기 목표", frozenset({"slack-g0secret"}))
     assert "결제 오류율" not in found(kb, "다음 분기 목표", frozenset({"public"}))
     assert refused.splitlines() == [
-        "Cannot learn whiteboard.png: teamrag reads docx, htm, html, markdown, md, pdf, rst, "
-        "text, txt files.",
+        "Cannot learn whiteboard.png: teamrag reads csv, docx, htm, html, hwp, hwpx, markdown, "
+        "md, pdf, pptx, rst, text, tsv, txt, xlsx files.",
         "Cannot learn dump.txt: it is 2.0 MB, over the 1 MB limit.",
     ]
     assert fake.downloads == ["F0MEMO"]  # the refused files were never downloaded
+
+
+async def test_hancom_excel_and_powerpoint_files_are_learned_and_cited_where_they_say(
+    kb: KnowledgeBase, tmp_path: Path, fake: FakeSlack
+) -> None:
+    shared = [
+        fake.share_file("F0HWPX", "규정.hwpx", "application/haansofthwpx", hwpx_bytes()),
+        fake.share_file("F0XLSX", "servers.xlsx", "application/vnd.openxmlformats-"
+                        "officedocument.spreadsheetml.sheet", xlsx_bytes()),
+        fake.share_file("F0PPTX", "review.pptx", "application/vnd.openxmlformats-"
+                        "officedocument.presentationml.presentation", pptx_bytes()),
+    ]  # fmt: skip
+    async with slack_bot(fake, kb, tmp_path) as slack:
+        said = await reply_in(fake, CHANNEL, await share(slack, "이 파일들 배워줘", shared))
+    lines = said.splitlines()
+    assert [line.split(" 내용을 배웠습니다")[0] for line in lines] == [
+        "규정.hwpx", "servers.xlsx", "review.pptx"
+    ], said  # fmt: skip
+    top = kb.search("3분기 매출", SearchOptions(k=1))[0].chunk
+    assert top.locator() == "slide 1 > 분기 실적" and top.link == f"{PERMALINK}/F0PPTX/review.pptx"
 
 
 async def test_a_channel_without_a_single_scope_learns_nothing_and_says_why(

@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 from fpdf import FPDF
 
-from agent.retrieval.knowledge_base import KnowledgeBase
+from agent.retrieval.knowledge_base import KnowledgeBase, SearchOptions
 from agent.sources.registry import default_registry
 from tests.fakes.workspace_apis import TOKEN, Doc, FakeWorkspace
+from tests.format_files import hwpx_bytes, xlsx_bytes
 from tests.sources_support import add, counts, found, reasons, source_sync
 
 ENV = {"WIKI_TOKEN": TOKEN, "WIKI_USER": "me@example.com"}
@@ -35,14 +36,17 @@ def test_confluence_space_incremental_by_version_with_attachments(
     )
     api.attachments["9001"] = ("101", Doc("checklist.txt", "Release checklist: tag, build, ship."))
     api.attachments["9002"] = ("101", Doc("diagram.png", "binary"))
+    api.attachments["9003"] = ("101", Doc("규정.hwpx", "", raw=hwpx_bytes()))
     with source_sync(kb, tmp_path, env=ENV) as sync:
         add(sync, "wiki", "confluence", "ENG", api_url=api.url + "/confluence",
             token_env="WIKI_TOKEN", user_env="WIKI_USER", attachments=True,
             allow_private=True)  # fmt: skip
         first = sync.sync("wiki")
         assert first.ok, first.error
-        assert counts(first) == {"added": 3, "ignored": 1}, first.report.failed
+        assert counts(first) == {"added": 4, "ignored": 1}, first.report.failed
         assert "diagram.png: not a type teamrag reads" in " ".join(reasons(first).values())
+        top = kb.search("비밀번호 길이 기준", SearchOptions(k=1))[0].chunk
+        assert top.title == "규정.hwpx" and top.locator() == "section 1 > 보안 규정 > 계정"
         link = f"{api.url}/confluence/pages/viewpage.action?pageId=101"
         assert link in found(kb, "who cuts releases")
         assert "온콜" in found(kb, "장애 연락망")
@@ -51,7 +55,7 @@ def test_confluence_space_incremental_by_version_with_attachments(
         api.confluence["101"] = Doc("Release process", "<p>Releases are cut by SWIFT.</p>", 2)
         del api.confluence["102"]
         second = sync.sync("wiki")
-    assert counts(second) == {"updated": 1, "unchanged": 1, "removed": 1, "ignored": 1}
+    assert counts(second) == {"updated": 1, "unchanged": 2, "removed": 1, "ignored": 1}
     assert api.requests["/confluence/rest/api/content/101"] == 1  # only the changed body
     assert api.hits("/confluence/download/") == 0  # the attachment did not change
     assert "온콜" not in found(kb, "장애 연락망")
@@ -167,8 +171,10 @@ def test_drive_folder_exports_docs_sheets_and_pdfs(
 ) -> None:
     api.drive["d1"] = Doc("Travel", "# Travel\n\nTrains are booked through the OSPREY desk.",
                           kind="application/vnd.google-apps.document", parent="root")  # fmt: skip
-    api.drive["s1"] = Doc("Budget", "team,budget\nplatform,1200\n",
-                          kind=SHEET, parent="root")  # fmt: skip
+    api.drive["s1"] = Doc("Budget", "", kind=SHEET, parent="root", raw=xlsx_bytes())
+    # A Hancom file whose name lost its extension: read by its type.
+    api.drive["h1"] = Doc("보안 규정", "", kind="application/haansofthwpx", parent="root",
+                          raw=hwpx_bytes())  # fmt: skip
     api.drive["f1"] = Doc("sub", "", kind="application/vnd.google-apps.folder", parent="root")
     api.drive["p1"] = Doc("security.pdf", "", kind="application/pdf", parent="f1",
                           raw=pdf_bytes("Laptops must use full disk encryption."))  # fmt: skip
@@ -184,13 +190,16 @@ def test_drive_folder_exports_docs_sheets_and_pdfs(
             allow_private=True,
         )
         first = sync.sync("drive")
-        assert counts(first) == {"added": 3, "ignored": 1}, first.error
+        assert counts(first) == {"added": 4, "ignored": 1}, first.error
+        # Sheets come as XLSX (every sheet, rows cited), not as the first sheet's CSV.
+        leave = kb.search("sick leave days per year", SearchOptions(k=1))[0].chunk
+        assert leave.locator() == "Leave > rows 2-3" and "Sick leave | 10" in leave.text
+        assert "12자 이상" in found(kb, "비밀번호 길이 기준")
         assert "https://drive.google.com/file/d/d1/view" in found(kb, "how are trains booked")
         assert "encryption" in found(kb, "laptop disk encryption")
         api.requests.clear()
-        api.drive["s1"] = Doc("Budget", "team,budget\nplatform,1500\n",
-                              kind=SHEET, parent="root",
-                              version=2)  # fmt: skip
+        api.drive["s1"] = Doc("Budget", "", kind=SHEET, parent="root", version=2,
+                              raw=xlsx_bytes(rows=5))  # fmt: skip
         second = sync.sync("drive")
-    assert counts(second) == {"updated": 1, "unchanged": 2, "ignored": 1}
+    assert counts(second) == {"updated": 1, "unchanged": 3, "ignored": 1}
     assert api.hits("/drive/drive/v3/files/") == 1

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from agent.retrieval.knowledge_base import KnowledgeBase
+from agent.retrieval.knowledge_base import KnowledgeBase, SearchOptions
 from agent.sources.git import line_link, web_base
+from tests.format_files import hwpx_bytes, xlsx_bytes
 from tests.sources_support import add, counts, found, reasons, source_sync
 
 WEB = "https://github.com/acme/handbook"
@@ -68,6 +69,26 @@ def test_git_source_loads_docs_with_line_links(
     assert f"{WEB}/blob/" in hits and "/docs/deploy.md#L" in hits
     assert "온보딩" in found(kb, "신입 사원 보안 교육")
     assert "Billing" not in found(kb, "billing retries charges")  # code is not loaded by default
+
+
+def test_git_source_reads_hancom_and_office_files_by_default(
+    kb: KnowledgeBase, tmp_path: Path, repo: tuple[Path, Path]
+) -> None:
+    work, bare = repo
+    (work / "docs" / "규정.hwpx").write_bytes(hwpx_bytes())
+    (work / "docs" / "servers.xlsx").write_bytes(xlsx_bytes())
+    (work / "docs" / "data.csv").write_text("a,b\n1,2\n")  # data, not docs: left out
+    commit(work, "office files")
+    with source_sync(kb, tmp_path) as sync:
+        add(sync, "handbook", "git", str(bare), web_url=WEB)
+        outcome = sync.sync("handbook")
+    assert counts(outcome) == {"added": 5}, outcome.report.failed
+    top = kb.search("비밀번호 길이 기준", SearchOptions(k=1))[0].chunk
+    assert top.locator() == "section 1 > 보안 규정 > 계정"
+    # A binary file links to the file, never to line numbers of its bytes.
+    assert top.link is not None and top.link.startswith(f"{WEB}/blob/")
+    assert top.link.endswith("/docs/규정.hwpx")
+    assert "Leave" in found(kb, "sick leave days per year")
 
 
 def test_git_resync_reads_only_the_changed_files_and_removes_deleted(

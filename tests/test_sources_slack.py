@@ -12,13 +12,14 @@ import pytest
 
 from adapters.chat.channels import load_channel_rules
 from agent.events import Turn
-from agent.retrieval.knowledge_base import KnowledgeBase
+from agent.retrieval.knowledge_base import KnowledgeBase, SearchOptions
 from agent.sources.base import SourceSpec
 from agent.sources.registry import KindRegistry, default_registry
 from bots.chat_sources import register_chat_kinds
 from bots.settings import Settings
 from tests.agent_support import agent, collect
 from tests.fakes.slack_server import BOT_TOKEN, FakeSlack
+from tests.format_files import hwpx_bytes, xlsx_bytes
 from tests.slack_support import CHANNEL, slack_bot, until
 from tests.sources_support import add, counts, found, reasons, source_sync
 
@@ -78,6 +79,33 @@ def test_threads_and_days_load_with_permalinks_and_only_changes_are_read_again(
     replies = history_calls(fake, "conversations.replies")
     assert [c.args["ts"] for c in replies] == [root]  # only the thread that moved
     assert len(history_calls(fake, "conversations.history")) == 1
+
+
+def test_attachments_posted_in_the_channel_go_in_with_attachments_on(
+    kb: KnowledgeBase, tmp_path: Path, fake: FakeSlack
+) -> None:
+    """Files people post (HWPX, XLSX): each one document in the channel's scope, read again
+    only when it changes; screenshots are not listed; without --attachments, nothing."""
+    sheet = fake.share_file("F0SHEET", "servers.xlsx", "application/vnd.openxmlformats-"
+                            "officedocument.spreadsheetml.sheet", xlsx_bytes())  # fmt: skip
+    rules = fake.share_file("F0RULES", "규정.hwpx", "application/haansofthwpx", hwpx_bytes())
+    shot = fake.share_file("F0SHOT", "screenshot.png", "image/png", b"\x89PNG")
+    fake.post_history(CHANNEL, "서버 목록과 보안 규정입니다", subtype="file_share",
+                      files=[sheet, rules, shot])  # fmt: skip
+    with source_sync(kb, tmp_path, env=ENV, registry=registry(fake, tmp_path)) as sync:
+        add(sync, "plain", "slack", CHANNEL, allow_private=True)
+        assert counts(sync.sync("plain")) == {"added": 1}  # the day's messages only
+        add(sync, "general", "slack", CHANNEL, allow_private=True, attachments=True)
+        first = sync.sync("general")
+        # the two files; the day is the one the first source loaded already
+        assert counts(first) == {"added": 2, "unchanged": 1}, reasons(first)
+        assert sorted(fake.downloads) == ["F0RULES", "F0SHEET"]
+        top = kb.search("비밀번호 길이 기준", SearchOptions(k=1))[0].chunk
+        assert top.locator() == "section 1 > 보안 규정 > 계정"
+        assert top.link == rules["permalink"] and top.scope == "public"
+        fake.downloads.clear()
+        again = sync.sync("general")
+    assert counts(again) == {"unchanged": 3} and fake.downloads == []
 
 
 async def test_a_deleted_thread_is_no_longer_cited(

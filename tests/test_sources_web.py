@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from agent.events import Turn
-from agent.retrieval.knowledge_base import KnowledgeBase
+from agent.retrieval.knowledge_base import KnowledgeBase, SearchOptions
 from tests.agent_support import agent, collect
 from tests.fakes.web_site import FakeSite, html_page
+from tests.format_files import hwpx_bytes, xlsx_bytes
 from tests.sources_support import Clock, add, counts, found, reasons, source_sync
 
 KOREAN = "휴가 신청은 인사팀 포털에서 최소 3일 전에 해야 하며 팀장 승인이 필요합니다."
@@ -178,6 +179,23 @@ def test_huge_and_binary_pages_are_skipped_with_a_reason(
     assert "larger than 4000 bytes" in why[site.url + "/huge.html"]
     assert "image/png" in why[site.url + "/logo.png"]
     assert counts(outcome) == {"added": 2, "ignored": 2}
+
+
+def test_linked_office_and_hancom_files_are_read_by_their_content_type(
+    kb: KnowledgeBase, tmp_path: Path, site: FakeSite
+) -> None:
+    """Served without a telling extension, an XLSX and an HWPX are read by Content-Type."""
+    site.set_page("/", html_page("Files", "The team's files.", ["/files/1", "/files/2"]))
+    xlsx = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+    site.set_page("/files/1", xlsx_bytes(), content_type=xlsx)
+    site.set_page("/files/2", hwpx_bytes(), content_type="application/hwp+zip")
+    with source_sync(kb, tmp_path) as sync:
+        add(sync, "files", "web", site.url + "/", allow_private=True)
+        outcome = sync.sync("files")
+    assert counts(outcome) == {"added": 3}, reasons(outcome)
+    top = kb.search("sick leave days per year", SearchOptions(k=1))[0].chunk
+    assert top.locator() == "Leave > rows 2-3" and top.source == f"{site.url}/files/1"
+    assert "12자 이상" in found(kb, "비밀번호 길이 기준")
 
 
 def test_a_scoped_source_never_answers_another_scope(

@@ -25,7 +25,7 @@ from adapters.chat.services import ChatServices, Learn
 from adapters.slack.delivery import slack_error
 from adapters.slack.turns import PLATFORM, incoming
 from agent.retrieval.ingest import IngestItem, Status
-from agent.retrieval.loaders import LOADERS, is_supported
+from agent.retrieval.loaders import is_supported, supported_names
 from agent.retrieval.types import DEFAULT_SCOPE
 from agent.sources.base import SourceError
 from agent.sources.http import DEFAULT_MAX_BYTES
@@ -33,7 +33,18 @@ from agent.sources.http import DEFAULT_MAX_BYTES
 log = logging.getLogger(__name__)
 
 MAX_BYTES = DEFAULT_MAX_BYTES
-_TYPES = ", ".join(sorted({s.lstrip(".") for s in LOADERS}))
+SIGNED_OUT = (
+    "Slack sent its sign-in page instead of the file: give the app the files:read scope and "
+    "reinstall it"
+)
+
+
+def signed_out(content_type: str, name: str) -> bool:
+    """Slack answers a download without the files:read scope with its HTML sign-in page."""
+    return content_type.startswith("text/html") and not name.endswith((".html", ".htm"))
+
+
+_TYPES = supported_names()
 
 _SAID = {
     "learned": ("Learned {name}: {n} passages, scope {scope}.",
@@ -122,13 +133,8 @@ async def _download(url: str, token: str) -> bytes:
         http.stream("GET", url, headers={"Authorization": f"Bearer {token}"}) as response,
     ):
         response.raise_for_status()
-        if response.headers.get("content-type", "").startswith("text/html") and not url.endswith(
-            (".html", ".htm")
-        ):
-            raise ValueError(
-                "Slack sent its sign-in page instead of the file: give the app the files:read "
-                "scope and reinstall it"
-            )
+        if signed_out(response.headers.get("content-type", ""), url):
+            raise ValueError(SIGNED_OUT)
         body = bytearray()
         async for part in response.aiter_bytes():
             body.extend(part)

@@ -8,7 +8,9 @@ thread). Each sync lists the channel's history (one ``conversations.history`` ca
 when it is new or its ``latest_reply`` moved: Slack allows new apps one history call a
 minute, so thread bodies are the cost to avoid. A thread whose root is gone from the
 history leaves the knowledge base. The bot's own answers are never loaded (they would
-be cited as if a person had written them).
+be cited as if a person had written them). With ``--attachments`` the files people
+posted in the channel go in too, each one document in the channel's scope, when it is a
+type teamrag reads (agent/retrieval/loaders: FILE_TYPES), read again when it changes.
 
 The source kinds are synchronous (they run on a worker thread), so this uses slack_sdk's
 ``WebClient``, the synchronous twin of the bot's ``AsyncWebClient``, with the same base
@@ -18,6 +20,7 @@ URL (``SLACK_API_URL``) and the same 429 handling: wait the ``Retry-After`` Slac
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 from slack_sdk import WebClient
@@ -30,8 +33,11 @@ from slack_sdk.web import SlackResponse
 
 from adapters.chat.channels import ChannelRules
 from adapters.chat.history import ChannelHistory, clock_of, day_of, history_scope, version_of
+from adapters.slack.files import SIGNED_OUT, signed_out
 from adapters.slack.markup import plain_question
-from agent.sources.base import Item, KindContext, SourceError, SourceSpec, item, skipped
+from agent.retrieval.ingest import FileResult
+from agent.retrieval.loaders import is_supported
+from agent.sources.base import Item, KindContext, SourceError, SourceSpec, failed, item, skipped
 from agent.sources.listed import Entry
 
 TOKEN_ENV = "SLACK_BOT_TOKEN"
@@ -78,6 +84,7 @@ class SlackHistory(ChannelHistory):
         )
         self.archives = ""
         self.label = self.channel
+        self.attachments = bool(spec.option("attachments", False))
 
     # -- the channel ------------------------------------------------------------------
 
@@ -112,13 +119,34 @@ class SlackHistory(ChannelHistory):
                 yield Entry("thread:" + ts, version, self.permalink(ts), title, ts)
             elif not root or root == ts:  # a broadcast reply is read with its thread
                 days.setdefault(day_of(float(ts)), []).append(message)
+            if self.attachments:
+                yield from self._file_entries(message)
         for day, messages in sorted(days.items()):
             messages.sort(key=lambda m: float(m["ts"]))
             version = version_of(f"{m['ts']}|{edited(m)}|{m.get('text', '')}" for m in messages)
             key = f"{self.archives}#day-{day}"
             yield Entry("day:" + day, version, key, f"{self.label} {day}", messages)
 
+    def _file_entries(self, message: dict[str, Any]) -> Iterator[Entry]:
+        for file in message.get("files") or []:
+            name, url = str(file.get("name") or ""), file.get("url_private_download")
+            if url and is_supported(Path(name)):  # screenshots and the like: not listed
+                version = f"{file.get('timestamp') or file.get('created')}|{file.get('size')}"
+                key = str(file.get("permalink") or url)
+                yield Entry("file:" + str(file["id"]), version, key, name, file)
+
+    def _fetch_file(self, entry: Entry) -> Item:
+        url = str(entry.extra["url_private_download"])
+        got = self.fetched(entry, url, headers={"Authorization": f"Bearer {self.slack.token}"})
+        if isinstance(got, FileResult):
+            return got
+        if signed_out(got.headers.get("content-type", ""), entry.title):
+            return failed(entry.key, SIGNED_OUT)
+        return item(entry.key, entry.title, got.body, link=entry.key, scope=self.scope)
+
     def fetch(self, entry: Entry) -> Item:
+        if entry.id.startswith("file:"):
+            return self._fetch_file(entry)
         if entry.id.startswith("thread:"):
             messages = [
                 m

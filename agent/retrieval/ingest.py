@@ -153,6 +153,7 @@ class _Prepared:
     chunks: list[Chunk]
     replaces: bool
     pairs: list[TermPair]
+    notes: str = ""  # what the loader left out (scanned pages without OCR)
 
 
 class _Batch:
@@ -316,7 +317,9 @@ class Ingestor:
             ingested_at=0.0,
         )
         # Bilingual term pairs the document writes down (agent/glossary/mine.py).
-        return _Prepared(record, chunks, replaces=existing is not None, pairs=mine_pairs(document))
+        pairs = mine_pairs(document)
+        replaces = existing is not None
+        return _Prepared(record, chunks, replaces, pairs=pairs, notes=document.notes)
 
     def _write(self, batch: _Batch) -> list[FileResult]:
         """Store a batch's vectors, then switch each of its documents in the catalog."""
@@ -344,7 +347,7 @@ class Ingestor:
             )
             self._delete_vectors(stale)
             status = Status.UPDATED if f.replaces else Status.ADDED
-            results.append(FileResult(f.record.source, status, len(f.chunks)))
+            results.append(FileResult(f.record.source, status, len(f.chunks), f.notes))
         return results
 
     def _prune(self, roots: list[Path], present: set[str]) -> list[FileResult]:

@@ -29,6 +29,9 @@ class LoadedDocument:
     title: str
     sections: list[Section]
     link: str | None = None
+    # What the loader left out and how to get it in (scanned PDF pages without OCR):
+    # shown beside the file in the ingest report, the file itself still goes in.
+    notes: str = ""
 
 
 @dataclass(frozen=True)
@@ -53,9 +56,11 @@ class Chunk:
         return data
 
     def locator(self) -> str:
-        """Where in the source this passage sits, for a human: ``p. 3`` or ``Setup > VPN``."""
+        """Where in the source this passage sits, for a human: ``p. 3``, ``Setup > VPN``,
+        ``slide 4 > Title``, ``Sheet1 > rows 2-9``, ``section 2 > 개요`` or ``p. 3 · OCR``."""
         if self.page is not None:
-            return f"p. {self.page}"
+            # A page's heading is a mark about how it was read: "p. 3 · OCR".
+            return f"p. {self.page} · {self.heading}" if self.heading else f"p. {self.page}"
         # The top heading is usually the document title, shown already.
         parts = self.heading.split(" > ")
         if parts and parts[0] and self.title.startswith(parts[0]):

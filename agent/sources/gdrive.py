@@ -1,23 +1,29 @@
 """The ``gdrive`` kind: the files of a Google Drive folder and its sub-folders (Drive
-API v3). Google Docs are exported as Markdown, Sheets as CSV, and PDF, Word, Markdown
-and text files are downloaded; a file is fetched again only when its ``modifiedTime``
-moved. The token is an OAuth access token with the drive.readonly scope.
+API v3). Google Docs are exported as Markdown, Sheets as XLSX (every sheet, rows cited),
+Slides as PPTX (slide numbers cited), and files of every type teamrag reads (PDF, Office,
+HWP/HWPX, text; agent/retrieval/loaders: FILE_TYPES) are downloaded; a file is fetched
+again only when its ``modifiedTime`` moved. The token is an OAuth access token with the
+drive.readonly scope.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
+from agent.retrieval.loaders import is_supported, loader_name
 from agent.sources.base import Item, KindContext, SourceSpec, skipped
 from agent.sources.listed import Entry, ListedSource
 
 FOLDER = "application/vnd.google-apps.folder"
+_XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+_PPTX = "application/vnd.openxmlformats-officedocument.presentationml.presentation"
 # Google's own formats -> (export type, a file name for the loader)
 EXPORTS = {
     "application/vnd.google-apps.document": ("text/markdown", "doc.md"),
-    "application/vnd.google-apps.spreadsheet": ("text/csv", "sheet.txt"),
-    "application/vnd.google-apps.presentation": ("text/plain", "slides.txt"),
+    "application/vnd.google-apps.spreadsheet": (_XLSX, "sheet.xlsx"),
+    "application/vnd.google-apps.presentation": (_PPTX, "slides.pptx"),
 }
 FIELDS = "nextPageToken,files(id,name,mimeType,modifiedTime,webViewLink)"
 
@@ -68,4 +74,6 @@ class DriveSource(ListedSource):
             return self.download(entry, f"{files}/export", name, params={"mimeType": export})
         if mime.startswith("application/vnd.google-apps."):
             return skipped(entry.key, f"{entry.title}: Google type {mime} cannot be exported")
-        return self.download(entry, files, entry.title, params={"alt": "media"})
+        # A file named without its extension is read by its type ("보고서" of type HWP).
+        name = entry.title if is_supported(Path(entry.title)) else loader_name(mime) or entry.title
+        return self.download(entry, files, name, params={"alt": "media"})

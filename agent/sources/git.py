@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 
 from agent.net.address_policy import AddressRefused, Unresolvable
 from agent.retrieval.ingest import IngestItem
+from agent.retrieval.loaders import git_globs
 from agent.sources.base import (
     Checkpoint,
     Item,
@@ -35,7 +36,11 @@ from agent.sources.base import (
 from agent.sources.code_comments import CODE_GLOBS, comments_text
 from agent.sources.http import DEFAULT_MAX_BYTES
 
-DEFAULT_GLOBS = ("*.md", "*.markdown", "*.rst", "*.txt")
+# Every documentation format teamrag reads (agent/retrieval/loaders: FILE_TYPES);
+# ``--include`` replaces the list (CSV and HTML files in a repository are usually data).
+DEFAULT_GLOBS = git_globs()
+# Files whose lines a citation can link to (the rest are binary: PDF, Office, HWP).
+_LINED = ("*.md", "*.markdown", "*.rst", "*.txt", "*.text")
 _HOSTED = re.compile(
     r"^(?:https?://|git@|ssh://git@)(github\.com|gitlab\.com)[:/](.+?)(?:\.git)?/?$"
 )
@@ -225,8 +230,10 @@ class GitSource:
             return skipped(key, f"larger than {self.limit} bytes; raise --max-bytes to load it")
         name = PurePosixPath(path).name
         # Line numbers are the file's own, also for comments taken out of code.
-        text_lines = data.decode("utf-8", "replace").splitlines()
-        if self.code_comments and not any(fnmatch.fnmatch(name, g) for g in DEFAULT_GLOBS):
+        code = self.code_comments and not any(fnmatch.fnmatch(name, g) for g in DEFAULT_GLOBS)
+        lined = code or any(fnmatch.fnmatch(name, g) for g in _LINED)
+        text_lines = data.decode("utf-8", "replace").splitlines() if lined else []
+        if code:
             data = comments_text(name, data).encode()
             name += ".txt"
         web = self.web

@@ -17,27 +17,18 @@ import httpx
 
 from agent.net.address_policy import AddressPolicy, same_site
 from agent.net.guarded import FetchRefused, GuardedTransport
+from agent.retrieval import loaders
 from agent.sources.base import SourceError, SourceSpec
 
 DEFAULT_MAX_BYTES = 5 * 1024 * 1024
 MAX_REDIRECTS = 5
 USER_AGENT = "teamrag-sync/0.1 (+https://github.com/teamrag)"
 
-# Content type -> a file name whose extension picks the loader (agent/retrieval/loaders.py).
-_LOADER_NAMES = {
-    "text/html": "page.html",
-    "application/xhtml+xml": "page.html",
-    "text/plain": "page.txt",
-    "text/markdown": "page.md",
-    "text/x-markdown": "page.md",
-    "application/pdf": "file.pdf",
-    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "file.docx",
-}
-
 
 def loader_name(content_type: str) -> str | None:
-    """The loader file name for a Content-Type, None when we cannot read it."""
-    return _LOADER_NAMES.get(content_type.split(";")[0].strip().lower())
+    """The loader file name for a Content-Type, None when we cannot read it (the one
+    list of types is agent/retrieval/loaders: FILE_TYPES)."""
+    return loaders.loader_name(content_type)
 
 
 @dataclass(frozen=True)

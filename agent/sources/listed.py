@@ -104,6 +104,14 @@ class ListedSource(ABC):
         """A document's bytes at ``url``, loaded by the loader for ``name``'s extension."""
         if not is_supported(Path(name)):
             return skipped(entry.key, f"{name}: not a type teamrag reads")
+        got = self.fetched(entry, url, **kwargs)
+        if isinstance(got, FileResult):
+            return got
+        return item(entry.key, name, got.body, link=entry.key, title=entry.title)
+
+    def fetched(self, entry: Entry, url: str, **kwargs: Any) -> http.Fetched | FileResult:
+        """``url``'s response, or why there is none (too large, an HTTP or network error)
+        as the entry's result."""
         try:
             got = http.get(self.http, url, limit=self.limit, **kwargs)
         except httpx.HTTPError as exc:
@@ -112,4 +120,4 @@ class ListedSource(ABC):
             return skipped(entry.key, f"larger than {self.limit} bytes; raise --max-bytes")
         if got.status >= 400:
             return failed(entry.key, f"HTTP {got.status} from {url}; the old version stays")
-        return item(entry.key, name, got.body, link=entry.key, title=entry.title)
+        return got

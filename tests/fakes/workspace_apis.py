@@ -24,7 +24,7 @@ class Doc:
     version: int = 1
     kind: str = ""  # Drive: the mimeType
     parent: str = ""  # Drive: folder id; Notion tree: parent page id
-    raw: bytes = b""  # Drive binary content (a PDF)
+    raw: bytes = b""  # binary content (a PDF, an XLSX): Drive files and exports, attachments
 
 
 @dataclass
@@ -97,7 +97,8 @@ class FakeWorkspace:
         if parts[0] == "download":
             for _, doc in self.attachments.values():
                 if doc.title == parts[-1]:
-                    return web.Response(body=doc.body.encode(), content_type="text/plain")
+                    raw = doc.raw or doc.body.encode()
+                    return web.Response(body=raw, content_type="text/plain")
         return web.json_response({"message": "not found"}, status=404)
 
     # -- Notion ---------------------------------------------------------------
@@ -158,6 +159,6 @@ class FakeWorkspace:
                 return web.json_response({"error": {"code": 404}}, status=404)
             if parts[4:] == ["export"]:
                 mime = request.query["mimeType"]
-                return web.Response(body=doc.body.encode(), content_type=mime)
+                return web.Response(body=doc.raw or doc.body.encode(), content_type=mime)
             return web.Response(body=doc.raw or doc.body.encode(), content_type=doc.kind)
         return web.json_response({"error": {"code": 404}}, status=404)
