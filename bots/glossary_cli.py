@@ -26,7 +26,7 @@ def glossary(
     settings = settings_or_exit()
     with knowledge_base(settings) as kb:
         try:
-            entries = kb.glossary().entries
+            entries = kb.glossaries.get(strict=True).entries
         except GlossaryFileError as exc:
             out.print(f"[red]{exc}[/red]")
             raise typer.Exit(1) from exc

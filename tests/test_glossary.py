@@ -5,11 +5,13 @@ glossary --json`, and a Korean question answered from an English sentence throug
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+from agent.glossary.cache import GlossaryCache
 from agent.glossary.glossary import Glossary
 from agent.glossary.mine import mine_pairs
 from agent.glossary.team_file import GlossaryFileError, read_team_file
@@ -66,6 +68,32 @@ def test_pairs_are_stored_and_leave_with_their_document(tmp_path: Path) -> None:
     catalog.replace_document(record, [_chunk("d1", "x")], [["x"]], ["en"], [pair])
     catalog.remove_document("d1")
     assert catalog.term_pairs() == []
+    catalog.close()
+
+
+def test_a_team_file_that_breaks_after_start_leaves_searches_working(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The mined pairs stay in use and the log names the file; `teamrag glossary` (strict)
+    still says what is wrong."""
+    catalog = Catalog(tmp_path / "catalog.sqlite3")
+    record = DocumentRecord("d1", "gloss.md", "public", "Gloss", "h", 1, "p", 0.0)
+    pair = TermPair("인수인계", "handover", "paren", 0.9)
+    catalog.replace_document(record, [_chunk("d1", "x")], [["x"]], ["en"], [pair])
+    team = tmp_path / "glossary.toml"
+    team.write_text('[terms]\n"배포" = "ship"\n', "utf-8")
+    cache = GlossaryCache(catalog, team)
+    assert cache.get().counterparts(["배포"]) == {"배포": ("ship",)}
+    team.write_text("terms = 3", "utf-8")  # broken while the bot runs
+    os.utime(team, (team.stat().st_atime, team.stat().st_mtime + 5))
+    with caplog.at_level("WARNING"):
+        glossary = cache.get()
+    assert glossary.counterparts(["인수인계"]) == {"인수인계": ("handover",)}
+    assert "배포" not in glossary.counterparts(["배포"])
+    assert any("team glossary left out" in r.getMessage() for r in caplog.records)
+    team.unlink()
+    with pytest.raises(GlossaryFileError, match="TEAMRAG_GLOSSARY"):
+        GlossaryCache(catalog, team).get(strict=True)
     catalog.close()
 
 

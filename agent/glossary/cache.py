@@ -4,14 +4,17 @@ does."""
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from pathlib import Path
 from typing import Protocol
 
 from agent.glossary.glossary import Glossary
-from agent.glossary.team_file import read_team_file
+from agent.glossary.team_file import GlossaryFileError, read_team_file
 from agent.retrieval.types import TermPair
+
+log = logging.getLogger(__name__)
 
 # An ingest bumps the generation once per document: searches meanwhile keep the glossary
 # they have for this long instead of rebuilding it per document.
@@ -33,9 +36,15 @@ class GlossaryCache:
         self._built: tuple[int, float, float] | None = None  # generation, file mtime, when
         self._glossary = Glossary()
 
-    def get(self, *, fresh: bool = False) -> Glossary:
+    def get(self, *, fresh: bool = False, strict: bool = False) -> Glossary:
+        """The glossary in use. A team file that went missing or broke after start does not
+        fail a search: its pairs are left out and the log says why once per change
+        (``strict`` raises instead, for `teamrag glossary`)."""
         generation = self._catalog.generation
-        mtime = self.team_file.stat().st_mtime if self.team_file is not None else 0.0
+        try:
+            mtime = self.team_file.stat().st_mtime if self.team_file is not None else 0.0
+        except OSError:
+            mtime = -1.0  # gone: read_team_file says so
         with self._lock:
             built = self._built
             if built is not None and built[:2] == (generation, mtime):
@@ -43,7 +52,13 @@ class GlossaryCache:
             recent = built is not None and time.monotonic() - built[2] < REFRESH_S
             if recent and built is not None and built[1] == mtime and not fresh:
                 return self._glossary
-            team = read_team_file(self.team_file) if self.team_file is not None else []
+            try:
+                team = read_team_file(self.team_file) if self.team_file is not None else []
+            except GlossaryFileError as exc:
+                if strict:
+                    raise
+                log.warning("team glossary left out: %s", exc)
+                team = []
             self._glossary = Glossary(self._catalog.term_pairs(), team)
             self._built = (generation, mtime, time.monotonic())
             return self._glossary
