@@ -15,14 +15,23 @@ import re
 from typing import Literal
 
 Kind = Literal[
-    "clock", "when", "duration", "frequency", "amount", "percent", "count", "place", "person"
+    "clock",
+    "when",
+    "duration",
+    "frequency",
+    "amount",
+    "percent",
+    "count",
+    "address",
+    "place",
+    "person",
 ]
 
 # Kinds whose absence from the lead quote means it does not answer: a number-shaped answer
 # is either in the sentence or not. A place or a person can be named in too many ways
 # ("your team lead", "the IT desk") to refuse a quote that lacks the usual shapes.
 STRICT: frozenset[Kind] = frozenset(
-    {"clock", "when", "duration", "frequency", "amount", "percent", "count"}
+    {"clock", "when", "duration", "frequency", "amount", "percent", "count", "address"}
 )
 
 _I = re.IGNORECASE
@@ -61,6 +70,19 @@ _ASKS: list[tuple[Kind, re.Pattern[str]]] = [
         re.compile(
             r"언제|무슨\s?요일|어느\s?요일|날짜|마감|기한"
             r"|\bwhen\b|what day|which day|deadline|by when|until when",
+            _I,
+        ),
+    ),
+    # A channel, an e-mail address, a link asked for by name: answered only by one written
+    # out ("#it-helpdesk", "security@...", "https://..."), in whatever language around it.
+    (
+        "address",
+        re.compile(
+            r"(?:채널|주소|메일|이메일|링크|사이트|url)\s?(?:이|가|은|는|을|를)?\s?"
+            r"(?:뭐|무엇|어디|알려)|어느\s?(?:[가-힣A-Za-z]{1,6}\s)?채널"
+            r"|\b(?:which|what)(?:'s| is| are)?(?: [\w-]{1,20}){0,2} (?:channel|e-?mail|address"
+            r"|url|link|website)\b|\bwhat(?:'s| is|s) the (?:[\w-]{1,20} ){0,2}(?:channel|e-?mail"
+            r"|address|url|link)\b",
             _I,
         ),
     ),
@@ -117,7 +139,13 @@ _PERSON = (
     r"|\bCEO\b|\bCTO\b|\bhead of\b"
 )
 
+_ADDRESS = (
+    r"#[\w-]{2,80}|[\w.+-]{1,64}@[\w-]{1,63}\.\w|https?://\S"
+    r"|\b[\w-]{1,63}\.(?:example|com|net|org|io|kr|co|dev|app)\b"
+)
+
 _HOLDS: dict[Kind, re.Pattern[str]] = {
+    "address": re.compile(_ADDRESS, _I),
     "clock": re.compile(_CLOCK, _I),
     "when": re.compile(f"{_CLOCK}|{_UNIT}|{_WEEKDAY}|{_FREQUENCY}", _I),
     "duration": re.compile(_UNIT, _I),
