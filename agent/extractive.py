@@ -192,7 +192,9 @@ def extractive_answer(
         # list items read as one with a stray " - " between them.
         quote = [f"> {c.text.removeprefix('• ')}" for c in ordered]
         quote[-1] += f" [{number}]"
-        lines.extend([*quote, ""])
+        # A bare ">" between them: Markdown (the web chat, the terminal) joins consecutive
+        # quote lines into one paragraph.
+        lines.extend(["\n>\n".join(quote), ""])
     return ExtractiveAnswer("\n".join(lines).strip(), citations, language, related)
 
 

@@ -73,6 +73,8 @@ def blocks(text: str) -> list[Block]:
             if _ITEM.match(line):
                 close()
             current.append(line.strip())
+            if line.lstrip().startswith("|"):
+                close()  # a table row ends with its line: what follows is not its cell
     close()
     return blocks
 

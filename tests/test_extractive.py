@@ -254,3 +254,20 @@ def test_a_lead_that_lacks_what_is_asked_opens_as_not_found(
         unrelated_intro="NOT FOUND",
     )
     assert answer.text.startswith("NOT FOUND") and not answer.related, answer.text
+
+
+def test_a_table_row_ends_with_its_line_and_quote_units_stay_paragraphs(
+    embedder: UniversalSentenceEncoder,
+) -> None:
+    """A row followed by a line of prose, with no blank line between (HWPX and DOCX tables
+    are written so), was one quote unit: the row with the next section's sentence glued to
+    its last cell. And consecutive quote lines are one paragraph to Markdown, so the units
+    of a quote are parted by a bare ">"."""
+    text = (
+        "| Zone | Floor |\n| C | 6 |\n"
+        "Personal parcels go to the ground-floor lockers and must be collected in three days."
+    )
+    assert split_sentences(text)[-1].startswith("Personal parcels")
+    answer = extractive_answer("Where do personal parcels go?", [hit(text)], embedder)
+    assert "\n>\n" in answer.text or len(quotes(answer.text)) == 1, answer.text
+    assert quotes(answer.text)[0].startswith("> Personal parcels"), answer.text
