@@ -59,10 +59,12 @@ def test_bad_input_exit_code_and_report(env: dict[str, str], tmp_path: Path) -> 
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "ok.md").write_text("# Ok\n\nThe wifi password is on the fridge.", "utf-8")
-    (docs / "bad.txt").write_bytes("안녕하세요".encode("cp949"))
+    # CP949 is read now (tests/test_loaders_formats.py); bytes no encoding explains are not.
+    (docs / "bad.txt").write_bytes(bytes(range(128, 256)))
     result = runner.invoke(app, ["ingest", str(docs), str(tmp_path / "nope")])
     assert result.exit_code == 1
     assert "bad.txt" in result.output and "not UTF-8" in result.output
+    assert "encoding is unclear" in result.output
     assert "no such file or folder (check the path; relative to" in result.output
     search = runner.invoke(app, ["search", "wifi password", "--json"])
     assert search.exit_code == 0
