@@ -30,6 +30,10 @@ RUN pip wheel --no-deps --wheel-dir /wheels/app . \
 
 
 FROM python:3.11-slim AS runtime
+# Scanned PDF pages are read by tesseract with its Korean data (teamrag doctor says so).
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends tesseract-ocr tesseract-ocr-kor \
+ && rm -rf /var/lib/apt/lists/*
 # A fixed uid: a volume's owner must be the same in every container and on every host.
 RUN groupadd --system --gid 10001 teamrag \
  && useradd --system --uid 10001 --gid teamrag --create-home --home-dir /home/teamrag teamrag \
