@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from agent.retrieval.knowledge_base import KnowledgeBase
-from tests.http_support import http_service, http_settings, parse_sse
+from tests.http_support import Service, http_service, http_settings, parse_sse
 
 pytestmark = pytest.mark.slow
 
@@ -30,12 +32,20 @@ def most_cited(answer: dict[str, Any]) -> str:
     return max(counts, key=lambda t: (counts[t], -titles.index(t)))
 
 
+@asynccontextmanager
+async def boss_and_minji(
+    kb: KnowledgeBase, folder: Path
+) -> AsyncIterator[tuple[Service, str, str]]:
+    """The service with an admin, boss, and a person, minji: it and their tokens."""
+    async with http_service(kb, http_settings(folder)) as service:
+        yield service, service.add_user("boss", is_admin=True), service.add_user("minji")
+
+
 async def test_a_not_covered_question_is_listed_by_topic_with_the_voted_down_ones(
     sample_kb: KnowledgeBase, tmp_path: Path
 ) -> None:
-    async with http_service(sample_kb, http_settings(tmp_path)) as service:
-        admin_token = service.add_user("boss", is_admin=True)
-        async with service.client(service.add_user("minji")) as client:
+    async with boss_and_minji(sample_kb, tmp_path) as (service, admin_token, minji):
+        async with service.client(minji) as client:
             missing = (await client.post("/api/chat", json={"query": NOT_COVERED})).json()
             assert missing["covered"] is False and missing["sources"], missing
             streamed = await client.post("/api/chat", json={"query": ALSO_NOT, "stream": True})
@@ -71,9 +81,8 @@ async def test_a_not_covered_question_is_listed_by_topic_with_the_voted_down_one
 async def test_an_admin_reads_the_conversation_a_gap_came_from_and_no_other(
     sample_kb: KnowledgeBase, tmp_path: Path
 ) -> None:
-    async with http_service(sample_kb, http_settings(tmp_path)) as service:
-        admin_token = service.add_user("boss", is_admin=True)
-        async with service.client(service.add_user("minji")) as client:
+    async with boss_and_minji(sample_kb, tmp_path) as (service, admin_token, minji):
+        async with service.client(minji) as client:
             missing = (await client.post("/api/chat", json={"query": NOT_COVERED})).json()
             found = (await client.post("/api/chat", json={"query": COVERED})).json()
             assert missing["covered"] is False and found["covered"] is True
@@ -88,7 +97,7 @@ async def test_an_admin_reads_the_conversation_a_gap_came_from_and_no_other(
             covered = f"/api/admin/conversations/{found['conversation_id']}"
             private = await admin.get(covered)
             unknown = await admin.get("/api/admin/conversations/nope")
-        async with service.client(service.ctx.tokens.issue("minji")) as client:
+        async with service.client(minji) as client:
             vote = {"message_id": found["message_id"], "rating": "down", "comment": "오래됨"}
             assert (await client.post("/api/feedback", json=vote)).status_code == 200
         async with service.client(admin_token) as admin:
