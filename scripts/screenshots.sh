@@ -1,6 +1,7 @@
 #!/bin/sh
 # Refresh the web chat and admin screenshots in docs/screenshots/ (chat-welcome-*, chat-*,
-# admin-* at 1280 and 390 px): the browser test takes them while it checks the pages.
+# admin-*, admin-gap-* (a knowledge gap's conversation) at 1280 and 390 px): the browser
+# test takes them while it checks the pages.
 # Needs Debian's chromium and a Korean font (apt-get install -y chromium fonts-nanum).
 set -eu
 cd "$(dirname "$0")/.."

@@ -110,6 +110,24 @@ async def fits_the_width(page: Any, width: int) -> None:
     assert scroll_width <= width, f"{scroll_width} px wide at {width} px"
 
 
+async def every_row_shows_its_chunks_and_last_sync(page: Any, width: int) -> None:
+    """Every document's chunks and last sync lie on screen (a phone shows each row as a
+    card of "label: value" lines, the label from the cell's data-label)."""
+    cells = await page.evaluate(
+        """() => Array.from(document.querySelectorAll('#documents tbody tr')).map((tr) => {
+            const [chunks, synced] = [tr.cells[3], tr.cells[4]];
+            return {chunks: chunks.textContent, right: Math.max(
+                chunks.getBoundingClientRect().right, synced.getBoundingClientRect().right),
+                label: getComputedStyle(chunks, '::before').content};
+        })"""
+    )
+    assert cells, "no document rows"
+    off = [c for c in cells if c["right"] > width]
+    assert not off, f"chunks or last sync past the {width} px screen: {off}"
+    if width < 500:
+        assert {c["label"] for c in cells} == {'"청크"'}, cells
+
+
 async def test_a_markdown_answer_renders_folds_its_steps_cites_and_fits_a_phone(
     chromium: str, sample_kb: KnowledgeBase, tmp_path: Path, fake_llm: FakeOpenAI, shots: Path
 ) -> None:
@@ -284,14 +302,25 @@ async def test_sign_in_ask_see_progress_then_a_cited_answer_and_the_admin_view(
                 gaps = page.locator("#gaps")
                 await expect(gaps).to_contain_text(NOT_COVERED)
                 await expect(gaps).to_contain_text("표가 빠졌어요")
-                link = gaps.locator("li", has_text=NOT_COVERED).locator("a")
-                assert await link.get_attribute("href") == f"/?c={missing['conversation_id']}"
-                await fits_the_width(page, width)
                 await page.fill("[data-filter=documents]", "")
+                await expect(rows).to_have_count(everything)
+                await fits_the_width(page, width)
+                await every_row_shows_its_chunks_and_last_sync(page, width)
                 await page.screenshot(path=str(shots / f"admin-{width}.png"), full_page=True)
-                if width == SIZES[0][0]:  # the gap's link opens its conversation
-                    await link.click()
-                    await expect(page.locator(".message.user").first).to_have_text(NOT_COVERED)
+                link = gaps.locator("li", has_text=NOT_COVERED).locator("button.link")
+                conversation = missing["conversation_id"]
+                assert await link.get_attribute("data-conversation") == conversation
+                # The gap's link opens its conversation read only, here, not in the chat.
+                await link.click()
+                panel = page.locator("#gap-conversation")
+                await expect(panel.locator(".message.user").first).to_have_text(NOT_COVERED)
+                await expect(panel.locator(".message.assistant .answer").first).to_be_visible()
+                assert await panel.locator(".feedback").count() == 0  # no thumbs
+                assert page.url == f"{service.url}/admin"
+                await fits_the_width(page, width)
+                await page.screenshot(path=str(shots / f"admin-gap-{width}.png"))
+                await page.click("#gap-conversation-close")
+                await expect(panel).to_be_hidden()
                 await context.close()
             assert problems == [], problems
         finally:

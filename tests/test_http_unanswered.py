@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from agent.retrieval.knowledge_base import KnowledgeBase
-from tests.http_support import http_service, http_settings, parse_sse
+from tests.http_support import Service, http_service, http_settings, parse_sse
 
 pytestmark = pytest.mark.slow
 
@@ -30,12 +32,20 @@ def most_cited(answer: dict[str, Any]) -> str:
     return max(counts, key=lambda t: (counts[t], -titles.index(t)))
 
 
+@asynccontextmanager
+async def boss_and_minji(
+    kb: KnowledgeBase, folder: Path
+) -> AsyncIterator[tuple[Service, str, str]]:
+    """The service with an admin, boss, and a person, minji: it and their tokens."""
+    async with http_service(kb, http_settings(folder)) as service:
+        yield service, service.add_user("boss", is_admin=True), service.add_user("minji")
+
+
 async def test_a_not_covered_question_is_listed_by_topic_with_the_voted_down_ones(
     sample_kb: KnowledgeBase, tmp_path: Path
 ) -> None:
-    async with http_service(sample_kb, http_settings(tmp_path)) as service:
-        admin_token = service.add_user("boss", is_admin=True)
-        async with service.client(service.add_user("minji")) as client:
+    async with boss_and_minji(sample_kb, tmp_path) as (service, admin_token, minji):
+        async with service.client(minji) as client:
             missing = (await client.post("/api/chat", json={"query": NOT_COVERED})).json()
             assert missing["covered"] is False and missing["sources"], missing
             streamed = await client.post("/api/chat", json={"query": ALSO_NOT, "stream": True})
@@ -66,3 +76,37 @@ async def test_a_not_covered_question_is_listed_by_topic_with_the_voted_down_one
         assert (group["topic"], group["kind"]) == (most_cited(answer), "document")
         assert item["topic"] == group["topic"]
         assert group["count"] == len(group["items"])
+
+
+async def test_an_admin_reads_the_conversation_a_gap_came_from_and_no_other(
+    sample_kb: KnowledgeBase, tmp_path: Path
+) -> None:
+    async with boss_and_minji(sample_kb, tmp_path) as (service, admin_token, minji):
+        async with service.client(minji) as client:
+            missing = (await client.post("/api/chat", json={"query": NOT_COVERED})).json()
+            found = (await client.post("/api/chat", json={"query": COVERED})).json()
+            assert missing["covered"] is False and found["covered"] is True
+            await asyncio.wait_for(service.ctx.services.run.drain(), 10)  # type: ignore[attr-defined]
+            gap = f"/api/admin/conversations/{missing['conversation_id']}"
+            refused = await client.get(gap)
+            assert refused.status_code == 403 and "not an admin" in refused.json()["detail"]
+        async with service.client(admin_token) as admin:
+            read = await admin.get(gap)
+            assert read.status_code == 200, read.text
+            # Covered and not voted down: no gap, so still minji's alone.
+            covered = f"/api/admin/conversations/{found['conversation_id']}"
+            private = await admin.get(covered)
+            unknown = await admin.get("/api/admin/conversations/nope")
+        async with service.client(minji) as client:
+            vote = {"message_id": found["message_id"], "rating": "down", "comment": "오래됨"}
+            assert (await client.post("/api/feedback", json=vote)).status_code == 200
+        async with service.client(admin_token) as admin:
+            voted_down = await admin.get(covered)  # now a gap: readable
+    body = read.json()
+    assert body["id"] == missing["conversation_id"] and body["owner"] == "minji"
+    assert [m["role"] for m in body["messages"]] == ["user", "assistant"]
+    assert body["messages"][0]["content"] == NOT_COVERED
+    assert body["messages"][1]["content"] == missing["response"]
+    assert private.status_code == 404 and "no knowledge gap" in private.json()["detail"]
+    assert unknown.status_code == 404
+    assert voted_down.status_code == 200 and voted_down.json()["messages"][0]["content"] == COVERED

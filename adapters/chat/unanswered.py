@@ -34,10 +34,13 @@ class Unanswered:
     def platform(self) -> str:
         return self.thread_id.split(":", 1)[0]
 
-    def to_dict(self) -> dict[str, Any]:
+    @property
+    def conversation_id(self) -> str | None:
+        """An HTTP conversation's id is its thread's root: the reference the web chat opens."""
         parts = self.thread_id.split(":")
-        # An HTTP conversation's id is its thread's root: the reference the web chat opens.
-        conversation = parts[3] if self.platform == "http" and len(parts) == 4 else None
+        return parts[3] if self.platform == "http" and len(parts) == 4 else None
+
+    def to_dict(self) -> dict[str, Any]:
         return {
             "question": self.question,
             "asked_at": self.asked_at,
@@ -46,7 +49,7 @@ class Unanswered:
             "platform": self.platform,
             "user": self.user,
             "thread_id": self.thread_id,
-            "conversation_id": conversation,
+            "conversation_id": self.conversation_id,
         }
 
 

@@ -1,5 +1,6 @@
 """What an admin sees at ``/admin``: documents and scopes, usage per user, recent
-feedback with comments, and recent questions that got no answer."""
+feedback with comments, recent questions that got no answer, and (read only) the web
+conversations those questions were asked in."""
 
 from __future__ import annotations
 
@@ -7,14 +8,16 @@ import asyncio
 from dataclasses import asdict
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, HTTPException, Query, Request
 
 from adapters.chat.unanswered import unanswered as questions_without_answer
-from adapters.http.api_records import report, usage_report
+from adapters.http.api_records import conversation_detail, report, usage_report
+from adapters.http.schemas import GapConversation
 from adapters.http.security import AdminAccount, context
 from adapters.paths import shown_path
 
 router = APIRouter(prefix="/api/admin", tags=["admin"])
+MAX_GAPS = 200  # the most /unanswered lists: a gap the admin view can show is among these
 
 
 @router.get("/usage")
@@ -73,7 +76,7 @@ async def feedback(
 
 @router.get("/unanswered")
 async def unanswered(
-    request: Request, admin: AdminAccount, limit: Annotated[int, Query(ge=1, le=200)] = 50
+    request: Request, admin: AdminAccount, limit: Annotated[int, Query(ge=1, le=MAX_GAPS)] = 50
 ) -> dict[str, Any]:
     """Recent questions from every door that the documents did not cover or that got a
     thumbs-down, grouped by topic (the document their closest passages came from, or a
@@ -84,6 +87,27 @@ async def unanswered(
         "groups": [g.to_dict() for g in groups],
         "items": [item.to_dict() | {"topic": g.topic} for g in groups for item in g.items],
     }
+
+
+@router.get("/conversations/{conversation_id}", response_model=GapConversation)
+async def gap_conversation(
+    conversation_id: str, request: Request, admin: AdminAccount
+) -> dict[str, Any]:
+    """A web conversation a knowledge gap came from, read only. Admins read only these:
+    a conversation that none of the latest gaps (not covered or voted down, as many as
+    ``/unanswered`` can list) was asked in stays its owner's alone, and is 404."""
+    ctx = context(request)
+    groups = await questions_without_answer(ctx.services.usage, ctx.services.feedback, MAX_GAPS)
+    gaps = {item.conversation_id for g in groups for item in g.items}
+    found = await ctx.conversations.find(conversation_id) if conversation_id in gaps else None
+    if found is None:
+        raise HTTPException(
+            404,
+            f"no knowledge gap links to the conversation {conversation_id!r}: admins read "
+            "only the web conversations of the latest questions the documents did not cover "
+            "or that were voted down (GET /api/admin/unanswered lists them)",
+        )
+    return await conversation_detail(ctx.conversations, found) | {"owner": found.owner}
 
 
 def document_row(record: Any) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from fastapi import APIRouter, HTTPException, Query, Request, Response
 
 from adapters.chat.usage import UsageRow
 from adapters.http.context import PLATFORM, WORKSPACE, conversation_thread_id
-from adapters.http.conversations import Conversation
+from adapters.http.conversations import Conversation, ConversationStore
 from adapters.http.markdown import answer_html
 from adapters.http.schemas import (
     ConversationDetail,
@@ -65,7 +65,12 @@ async def get_conversation(
     found = await store.get(conversation_id, account.name)
     if found is None:
         raise not_found(conversation_id)
-    messages = await store.messages(conversation_id)
+    return await conversation_detail(store, found)
+
+
+async def conversation_detail(store: ConversationStore, found: Conversation) -> dict[str, Any]:
+    """A conversation with every message, oldest first, answers also as sanitized HTML."""
+    messages = await store.messages(found.id)
     return conversation_out(found) | {
         "messages": [
             {

@@ -140,6 +140,17 @@ class ConversationStore:
 
         return await self.db.run(select)
 
+    async def find(self, conversation_id: str) -> Conversation | None:
+        """A conversation whoever owns it: only for the admin view of a knowledge gap's
+        conversation (``/api/admin/conversations/{id}``), which checks the gap first."""
+
+        def select(conn: Connection) -> Conversation | None:
+            query = sa.select(conversations).where(conversations.c.id == conversation_id)
+            row = conn.execute(query).mappings().first()
+            return _conversation(row) if row else None
+
+        return await self.db.run(select)
+
     async def page(self, owner: str, limit: int, offset: int) -> list[Conversation]:
         """The owner's conversations, most recently updated first."""
 

@@ -151,6 +151,12 @@ class ConversationDetail(ConversationOut):
     messages: list[MessageOut]
 
 
+class GapConversation(ConversationDetail):
+    """A knowledge gap's conversation as an admin reads it: whose it is, too."""
+
+    owner: str
+
+
 class RenameRequest(BaseModel):
     title: str = Field(min_length=1, max_length=200)
 

@@ -1,5 +1,5 @@
 // The admin view a team lead uses: the knowledge gaps (questions the documents did not
-// answer, by topic, each with its conversation), the documents (source, scope, chunks,
+// answer, by topic, each with its conversation, read in a panel), the documents (source, scope, chunks,
 // last sync; searchable), questions per day as a chart, usage per user, and feedback
 // with the question and the answer. Built with the DOM: no inline script or style.
 "use strict";
@@ -18,24 +18,30 @@ const when = (seconds) => (seconds ? new Date(seconds * 1000).toLocaleString(
 function table(id, headers, rows) {
   const el = $(id);
   el.innerHTML = "";
-  const head = el.insertRow();
+  const head = el.createTHead().insertRow();
   for (const h of headers) {
     const th = document.createElement("th");
     th.textContent = t(h);
     head.append(th);
   }
+  const body = el.createTBody();
   for (const r of rows) {
-    const tr = el.insertRow();
-    for (const c of r) tr.insertCell().append(c instanceof Node ? c : String(c ?? ""));
+    const tr = body.insertRow();
+    r.forEach((c, i) => {
+      const td = tr.insertCell();
+      td.dataset.label = t(headers[i]);  // a phone shows each row as a card of "label: value"
+      const value = c instanceof Node ? c : String(c ?? "");
+      if (value !== "") td.append(value);  // an empty cell stays :empty, and its line hidden
+    });
   }
-  if (!rows.length) el.insertRow().insertCell().textContent = t("noData");
+  if (!rows.length) body.insertRow().insertCell().textContent = t("noData");
   filterRows(id);
 }
 
 function filterRows(id) {
   const box = document.querySelector(`[data-filter="${id}"]`);
   const words = (box ? box.value : "").toLowerCase().split(/\s+/).filter(Boolean);
-  for (const tr of Array.from($(id).rows).slice(1)) {
+  for (const tr of $(id).querySelectorAll("tbody tr")) {
     const text = tr.textContent.toLowerCase();
     tr.classList.toggle("hidden", !words.every((w) => text.includes(w)));
   }
@@ -85,12 +91,35 @@ function drawPerDay(rows, days) {
   chart.setAttribute("aria-label", series.map((d) => `${d.day} ${d.requests}`).join(", "));
 }
 
+// A gap's web conversation opens read-only in a panel here: the chat would not open
+// another account's conversation (GET /api/admin/conversations/{id} reads it for admins).
 function conversationLink(item) {
   if (!item.conversation_id) return document.createTextNode(item.platform || "");
-  const a = document.createElement("a");
-  a.href = `/?c=${encodeURIComponent(item.conversation_id)}`;
-  a.textContent = t("conversation");
-  return a;
+  const button = document.createElement("button");
+  button.type = "button";
+  button.className = "link";
+  button.dataset.conversation = item.conversation_id;
+  button.textContent = t("conversation");
+  button.addEventListener("click", () => showConversation(item.conversation_id).catch(() => {}));
+  return button;
+}
+
+async function showConversation(id) {
+  const panel = $("gap-conversation");
+  const box = $("gap-conversation-messages");
+  const response = await api(`/api/admin/conversations/${encodeURIComponent(id)}`);
+  const detail = await response.json();
+  box.innerHTML = "";
+  if (!response.ok) {
+    $("gap-conversation-meta").textContent = detail.detail || t("error");
+  } else {
+    $("gap-conversation-meta").textContent = `${detail.owner} · ${when(detail.created_at)}`;
+    for (const m of detail.messages) {
+      if (m.role === "user") addUserMessage(m.content, box);
+      else renderFinal(addAnswer(box), { ...m.meta, response: m.content, html: m.html, sources: m.sources, message_id: null });  // read only: no thumbs
+    }
+  }
+  if (!panel.open) panel.showModal();
 }
 
 function drawGaps(groups) {
@@ -140,6 +169,7 @@ async function load() {
 document.addEventListener("DOMContentLoaded", () => {
   translatePage();
   $("language").addEventListener("click", () => { toggleLanguage(); load().catch(() => {}); });
+  $("gap-conversation-close").addEventListener("click", () => $("gap-conversation").close());
   $("signin").addEventListener("submit", (event) => signInWithForm(event, () => load().catch(() => {})));
   for (const box of document.querySelectorAll("[data-filter]")) {
     box.addEventListener("input", () => filterRows(box.dataset.filter));

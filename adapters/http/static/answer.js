@@ -1,13 +1,21 @@
-// One answer in the chat: its steps (folded once it is done), its text as the server's
+// One question or answer in the chat: an answer's steps (folded once it is done), its text as the server's
 // sanitized HTML with every [n] a link, its sources and the passage behind each, and
 // the thumbs. Everything is built with the DOM: no inline script or style.
 "use strict";
 
-function addAnswer() {
+// Messages go to the chat's list, or to `box` (the admin page's read-only panel).
+function addUserMessage(text, box = $("messages")) {
+  const div = document.createElement("div");
+  div.className = "message user";
+  div.textContent = text;
+  box.append(div);
+}
+
+function addAnswer(box = $("messages")) {
   const div = document.createElement("div");
   div.className = "message assistant running";
   div.innerHTML = '<ul class="steps"></ul><div class="answer"></div>';
-  $("messages").append(div);
+  box.append(div);
   return div;
 }
 

@@ -97,13 +97,6 @@ function newChat() {
   $("question").focus();
 }
 
-function addUserMessage(text) {
-  const div = document.createElement("div");
-  div.className = "message user";
-  div.textContent = text;
-  $("messages").append(div);
-}
-
 async function ask(event) {
   if (event) event.preventDefault();
   const query = $("question").value.trim();
