@@ -62,7 +62,8 @@ class Service:
 
     def client(self, token: str | None = None, **options: Any) -> httpx.AsyncClient:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
-        return httpx.AsyncClient(base_url=self.url, headers=headers, timeout=30.0, **options)
+        options.setdefault("timeout", 30.0)
+        return httpx.AsyncClient(base_url=self.url, headers=headers, **options)
 
 
 def listening_socket() -> socket.socket:
