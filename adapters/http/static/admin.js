@@ -47,11 +47,22 @@ function filterRows(id) {
   }
 }
 
+// An answer's Markdown read as plain lines: quote marks and emphasis are the chat's to
+// render; in a table cell they are noise ("> > Postgres ...").
+function plain(text) {
+  return String(text || "")
+    .split("\n")
+    .map((line) => line.replace(/^>\s?/, "").replace(/\*\*/g, ""))
+    .filter((line) => line.trim())
+    .join("\n");
+}
+
 function folded(text) {
   const details = document.createElement("details");
   const summary = document.createElement("summary");
-  const body = String(text || "");
-  summary.textContent = body.length > 80 ? `${body.slice(0, 80)}…` : body;
+  const body = plain(text);
+  const line = body.replace(/\n/g, " ");
+  summary.textContent = line.length > 80 ? `${line.slice(0, 80)}…` : line;
   const full = document.createElement("div");
   full.textContent = body;
   details.append(summary, full);
