@@ -11,15 +11,13 @@ from contextlib import asynccontextmanager
 from dataclasses import fields
 from typing import Any
 
-from adapters.chat.channels import ChannelRules, load_channel_rules, with_channel_features
-from adapters.chat.live import RunTurn
+from adapters.chat.channels import ChannelRules, load_channel_rules
 from adapters.chat.metrics import Metrics
 from adapters.chat.observe import observed
 from adapters.chat.services import ChatServices, learner
 from agent.config import AgentConfig, Features
 from agent.deps import Deps
 from agent.duckduckgo import DuckDuckGoSearch
-from agent.events import Event, Turn
 from agent.graph import build_graph
 from agent.llm import LLMs, openai_llms
 from agent.memory.backends import open_checkpointer, open_store
@@ -209,16 +207,6 @@ async def open_runner(
             await web.aclose()
 
 
-def channel_flags(run: RunTurn, rules: ChannelRules) -> RunTurn:
-    """``run`` with each turn carrying its channel's feature flags (the adapters build
-    turns; the channel's flags are the same for every platform, so they are added here)."""
-
-    def run_with_flags(turn: Turn) -> AsyncIterator[Event]:
-        return run(with_channel_features(turn, rules.for_channel(turn.channel)))
-
-    return run_with_flags
-
-
 @asynccontextmanager
 async def open_chat_services(
     settings: Settings, kb: KnowledgeBase, rules: ChannelRules | None = None
@@ -240,7 +228,7 @@ async def open_chat_services(
         try:
             async with open_runner(settings, kb, link) as runner:
                 await runner.warm_up()  # the first user should not pay for loading the encoder
-                run = observed(channel_flags(runner.run, rules), [usage.record, metrics.observe])
+                run = observed(runner.run, [usage.record, metrics.observe])
                 try:
                     yield ChatServices(
                         run=run,
