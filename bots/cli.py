@@ -278,7 +278,7 @@ def status() -> None:
     """List the ingested documents and the parts in use."""
     from rich.table import Table
 
-    from bots.wiring import parts_in_use
+    from bots.parts import parts_in_use
 
     settings = settings_or_exit()
     with knowledge_base(settings_or_exit()) as kb:

@@ -149,7 +149,7 @@ def knowledge_base(settings: Settings) -> Iterator[KnowledgeBase]:
     from agent.retrieval.catalog import CatalogError
     from agent.retrieval.embeddings import EmbeddingError
     from agent.retrieval.vectors import VectorStoreError
-    from bots.wiring import build_knowledge_base
+    from bots.parts import build_knowledge_base
 
     try:
         kb = build_knowledge_base(settings)
