@@ -11,6 +11,9 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from agent import replies
+from agent.language import detect_language
+
 Route = Literal[
     "blocked",
     "cached",
@@ -141,6 +144,29 @@ class Final:
     # The turn's way through the graph: one step per node run (node, ms, its decision).
     path: list[dict[str, Any]] = field(default_factory=list)
     kind: Literal["final"] = "final"
+
+    @classmethod
+    def failed(
+        cls,
+        turn: Turn,
+        reason: str,
+        *,
+        mode: Literal["llm", "extractive"] = "extractive",
+        timings: dict[str, float] | None = None,
+    ) -> Final:
+        """The Final of a turn that could not be answered: the error reply in the asker's
+        language naming ``reason`` (also kept in ``notes`` for the logs and the API)."""
+        language = detect_language(turn.text)
+        return cls(
+            answer=replies.text("error", language, reason=reason),
+            route="error",
+            language=language,
+            degraded=True,
+            mode=mode,
+            timings=timings or {},
+            thread_id=turn.thread_id,
+            notes=[reason],
+        )
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

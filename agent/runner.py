@@ -19,7 +19,6 @@ from typing import Any, cast, get_args
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 
-from agent import replies
 from agent.config import FeatureError
 from agent.deps import Deps
 from agent.events import (
@@ -33,7 +32,6 @@ from agent.events import (
     Usage,
     quote_of,
 )
-from agent.language import detect_language
 from agent.locks import LocalThreadLocks, ThreadLocks
 from agent.locks_redis import LockLostError
 from agent.memory.backends import prune_thread
@@ -366,7 +364,6 @@ class Runner:
         )
 
     def _failure(self, turn: Turn, exc: BaseException, start: float) -> Final:
-        language = detect_language(turn.text)
         if isinstance(exc, TimeoutError):
             reason = f"the answer took longer than {self.turn_timeout_s:.0f} s"
         elif isinstance(exc, LockLostError):
@@ -375,13 +372,9 @@ class Runner:
             reason = "another worker took this conversation over; please ask again"
         else:
             reason = f"{type(exc).__name__}: {str(exc)[:200]}"
-        return Final(
-            answer=replies.text("error", language, reason=reason),
-            route="error",
-            language=language,
-            degraded=True,
+        return Final.failed(
+            turn,
+            reason,
             mode="llm" if self.deps.llms is not None else "extractive",
             timings={"total": round((time.perf_counter() - start) * 1000, 2)},
-            thread_id=turn.thread_id,
-            notes=[reason],
         )

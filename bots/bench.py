@@ -16,15 +16,15 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.progress import Progress
 
-from agent.retrieval.ingest import Ingestor
-from agent.retrieval.knowledge_base import KnowledgeBase, SearchMode, SearchOptions
 from bots.common import err, knowledge_base, search_mode_or_exit, settings_or_exit
 from bots.evaluation.sets import load_question_set, paragraph_name
+
+if TYPE_CHECKING:  # the command imports them when it runs (bots/cli.py)
+    from agent.retrieval.knowledge_base import KnowledgeBase, SearchMode
 
 bench_app = typer.Typer(help="Measure retrieval quality and speed.", no_args_is_help=True)
 
@@ -115,6 +115,11 @@ def retrieval(
 def _run(
     kb: KnowledgeBase, docs: Path, questions: list[Question], mode: SearchMode
 ) -> dict[str, Any]:
+    from rich.progress import Progress
+
+    from agent.retrieval.ingest import Ingestor
+    from agent.retrieval.knowledge_base import SearchOptions
+
     with Progress(console=err, transient=True) as bar:
         task = bar.add_task("ingesting", total=None)
         started = time.perf_counter()

@@ -19,10 +19,10 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from agent.plumbing.urls import redact_url
-from bots.settings import Settings
 
 if TYPE_CHECKING:
     from agent.shared.link import RedisLink
+    from bots.settings import Settings
 
 Probe = Callable[[], Awaitable[str | None]]
 """Returns None when the part answers, else what is wrong; may raise :class:`CheckFailed`."""

@@ -1,5 +1,11 @@
 """The ``teamrag`` command line: ingest, search, ask, chat, the bots, feedback, status and
-benchmarks."""
+benchmarks.
+
+Each command imports what it needs when it runs: ``teamrag --help`` or a typo must not
+wait for LangGraph, LangChain and Chroma to load (benchmarks/cli_start.py). Keep the
+module level of this file and of the command modules it registers to the standard
+library, Typer, Rich and the light ``bots`` helpers; types go under TYPE_CHECKING.
+"""
 
 from __future__ import annotations
 
@@ -7,22 +13,12 @@ import asyncio
 import getpass
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
-from adapters import console as view
 from adapters.paths import shown_path
-from adapters.terminal import chat as terminal_chat
-from adapters.terminal import new_thread_id, run_turn
-from agent.events import Turn
-from agent.memory.backends import MemoryBackendError
-from agent.retrieval.ingest import Ingestor, validate_scope
-from agent.retrieval.knowledge_base import SearchOptions
-from agent.runner import Runner
 from bots.bench import bench_app
 from bots.common import (
     err,
@@ -41,11 +37,14 @@ from bots.forget import forget
 from bots.glossary_cli import glossary
 from bots.processes import discord, serve, slack
 from bots.records import feedback, usage
-from bots.settings import Settings
 from bots.sources_cli import AllowPrivateOption, ingest_urls, sources_app
 from bots.sync_cli import sync_command
 from bots.users import users_app
-from bots.wiring import open_runner, parts_in_use
+
+if TYPE_CHECKING:
+    from agent.events import Turn
+    from agent.runner import Runner
+    from bots.settings import Settings
 
 app = typer.Typer(
     help="teamrag: answers a team's questions from its own documents, with citations.",
@@ -66,6 +65,8 @@ out = Console()
 
 
 def _scopes(scope: list[str] | None) -> frozenset[str] | None:
+    from agent.retrieval.ingest import validate_scope
+
     if not scope:
         return None
     try:
@@ -86,6 +87,17 @@ def ingest(
     allow_private: AllowPrivateOption = False,
 ) -> None:
     """Load md, txt, pdf, html and docx files (or a web page, once) into the knowledge base."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    from adapters import console as view
+    from agent.retrieval.ingest import Ingestor, validate_scope
+
     settings = settings_or_exit()
     try:
         scope = validate_scope(scope or settings.default_scope)
@@ -149,6 +161,9 @@ def search(
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Show the passages that best match QUERY."""
+    from adapters import console as view
+    from agent.retrieval.knowledge_base import SearchOptions
+
     search_mode = search_mode_or_exit(mode)
     with knowledge_base(settings_or_exit()) as kb:
         hits = kb.search(query, SearchOptions(k=k, scopes=_scopes(scope), mode=search_mode))
@@ -161,6 +176,9 @@ def search(
 
 
 def _turn(text: str, thread: str | None, user: str | None, scope: list[str] | None) -> Turn:
+    from adapters.terminal import new_thread_id
+    from agent.events import Turn
+
     return Turn(
         text=text,
         platform="cli",
@@ -172,6 +190,9 @@ def _turn(text: str, thread: str | None, user: str | None, scope: list[str] | No
 
 
 async def _with_runner(settings: Settings, use: Callable[[Runner], Awaitable[None]]) -> None:
+    from agent.memory.backends import MemoryBackendError
+    from bots.wiring import open_runner
+
     export_tracing(settings)
     with knowledge_base(settings) as kb:
         warn_if_empty(settings, kb)
@@ -208,6 +229,8 @@ def ask(
     turn = _turn(text, thread, user, scope)
 
     async def use(runner: Runner) -> None:
+        from adapters.terminal import run_turn
+
         await run_turn(runner.run, turn, out, err, as_json=json_out)
 
     run_async(_with_runner(settings, use))
@@ -241,6 +264,8 @@ def chat(
     turn = _turn("", thread, user, scope)
 
     async def use(runner: Runner) -> None:
+        from adapters.terminal import chat as terminal_chat
+
         warm = asyncio.create_task(runner.warm_up())  # while the user types the first line
         await terminal_chat(runner.run, turn, out, err)
         warm.cancel()
@@ -251,6 +276,10 @@ def chat(
 @app.command()
 def status() -> None:
     """List the ingested documents and the parts in use."""
+    from rich.table import Table
+
+    from bots.parts import parts_in_use
+
     settings = settings_or_exit()
     with knowledge_base(settings_or_exit()) as kb:
         docs = kb.catalog.documents()

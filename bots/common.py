@@ -20,29 +20,28 @@ import threading
 from collections.abc import Callable, Coroutine, Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
-from typing import Any, cast, get_args
+from typing import TYPE_CHECKING, Any, cast, get_args
 
 import typer
 from rich.console import Console
 
-from agent.retrieval.catalog import CatalogError
-from agent.retrieval.embeddings import EmbeddingError
-from agent.retrieval.knowledge_base import KnowledgeBase, SearchMode
-from agent.retrieval.vectors import VectorStoreError
-from agent.sources.store import local_sources
-from agent.sources.store_postgres import has_sources
 from bots.data_folder import DataFolderError, make_private
-from bots.settings import Settings, SettingsError, load_settings
-from bots.wiring import build_knowledge_base
 
-try:  # not on Windows
-    import uvloop
-
-    _new_event_loop: Callable[[], asyncio.AbstractEventLoop] = uvloop.new_event_loop
-except ImportError:  # pragma: no cover - Windows
-    _new_event_loop = asyncio.new_event_loop
+# The command line imports what a command needs when it runs (``teamrag --help`` must not
+# load the agent, LangChain or Chroma): the heavy modules are imported in the functions.
+if TYPE_CHECKING:
+    from agent.retrieval.knowledge_base import KnowledgeBase, SearchMode
+    from bots.settings import Settings
 
 err = Console(stderr=True)
+
+
+def _new_event_loop() -> asyncio.AbstractEventLoop:
+    try:  # not on Windows
+        import uvloop
+    except ImportError:  # pragma: no cover - Windows
+        return asyncio.new_event_loop()
+    return uvloop.new_event_loop()
 
 
 def run_async(work: Coroutine[Any, Any, None]) -> None:
@@ -122,12 +121,16 @@ class BoundPorts:
 
 
 def search_mode_or_exit(mode: str) -> SearchMode:
+    from agent.retrieval.knowledge_base import SearchMode
+
     if mode not in get_args(SearchMode):
         raise fail(f"--mode must be one of {', '.join(get_args(SearchMode))}, not {mode!r}", 2)
     return cast(SearchMode, mode)
 
 
 def settings_or_exit() -> Settings:
+    from bots.settings import SettingsError, load_settings
+
     try:
         settings = load_settings()
     except SettingsError as exc:
@@ -143,6 +146,11 @@ def settings_or_exit() -> Settings:
 @contextmanager
 def knowledge_base(settings: Settings) -> Iterator[KnowledgeBase]:
     """Open the configured knowledge base; turn known failures into one clear line."""
+    from agent.retrieval.catalog import CatalogError
+    from agent.retrieval.embeddings import EmbeddingError
+    from agent.retrieval.vectors import VectorStoreError
+    from bots.parts import build_knowledge_base
+
     try:
         kb = build_knowledge_base(settings)
     except (VectorStoreError, EmbeddingError, CatalogError) as exc:
@@ -189,6 +197,9 @@ def _warn_of_stranded_sources(settings: Settings) -> None:
     """With DATABASE_URL the sources live in Postgres too. A data folder from before lists
     its sources in ``catalog.sqlite3``, which no scheduler reads any more: say so, and
     which command copies them over, instead of letting them silently stop syncing."""
+    from agent.sources.store import local_sources
+    from agent.sources.store_postgres import has_sources
+
     local = settings.data_dir / "catalog.sqlite3"
     if not settings.database_url or not local.exists():
         return

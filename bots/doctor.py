@@ -14,19 +14,16 @@ import asyncio
 import sqlite3
 import tempfile
 from collections.abc import Callable
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
-from adapters.chat.channels import ChannelRulesError, load_channel_rules
 from agent.plumbing.urls import redact_url
-from agent.retrieval.catalog import Catalog, CatalogError
-from agent.retrieval.catalog_postgres import PostgresCatalog
-from agent.retrieval.loaders.ocr import ocr_status
 from bots.checks import CheckFailed, CheckResult, Part, external_parts, run_parts
-from bots.settings import BotConfigError, Settings, SettingsError, load_settings
+
+if TYPE_CHECKING:  # imported when the command runs (bots/cli.py)
+    from bots.settings import Settings
 
 DISCORD_API = "https://discord.com/api/v10"
 SLACK_API = "https://slack.com/api/"
@@ -47,6 +44,8 @@ DISCORD_REACH_FIX = "check the network to Discord, or DISCORD_API_BASE if you se
 
 def configuration(settings: Settings) -> list[CheckResult]:
     """What can be wrong before anything connects."""
+    from adapters.chat.channels import ChannelRulesError, load_channel_rules
+
     results = []
     origin = "TEAMRAG_CHANNELS" if settings.channels else str(settings.channels_file or "none")
     try:
@@ -82,6 +81,8 @@ def configuration(settings: Settings) -> list[CheckResult]:
 
 
 def _bot_settings(name: str, check: Callable[[Settings], None], settings: Settings) -> CheckResult:
+    from bots.settings import BotConfigError
+
     try:
         check(settings)
     except BotConfigError as exc:
@@ -114,6 +115,8 @@ def data_folder(settings: Settings) -> list[CheckResult]:
     if not catalog_file.exists():
         problem = "empty: nothing has been ingested"
         return [*results, CheckResult("knowledge base", False, str(folder), problem, empty_fix)]
+    from agent.retrieval.catalog import Catalog, CatalogError
+
     try:
         catalog = Catalog(catalog_file)
         try:
@@ -134,6 +137,8 @@ def data_folder(settings: Settings) -> list[CheckResult]:
 def ocr() -> CheckResult:
     """Whether scanned PDF pages can be read. Optional, so never a problem: without it
     their text pages still go in and the ingest report names the scanned ones."""
+    from agent.retrieval.loaders.ocr import ocr_status
+
     available, said = ocr_status()
     detail = f"available: {said}" if available else f"off, scanned PDF pages are left out: {said}"
     return CheckResult("OCR (scanned PDFs)", False, "tesseract", detail=detail)
@@ -179,6 +184,9 @@ def _stores(settings: Settings) -> str:
 
 def _shared_catalog(settings: Settings) -> CheckResult:
     """The knowledge base in Postgres: what every host searches."""
+    from agent.retrieval.catalog import CatalogError
+    from agent.retrieval.catalog_postgres import PostgresCatalog
+
     assert settings.database_url is not None
     where = f"Postgres schema {settings.catalog_schema}"
     try:
@@ -255,6 +263,8 @@ async def connections(settings: Settings, timeout_s: float) -> list[CheckResult]
 
 def render(console: Console, local: list[CheckResult], remote: list[CheckResult]) -> None:
     """The table of parts, then each problem with its fix (whole lines, easy to copy)."""
+    from rich.table import Table
+
     table = Table(title="teamrag doctor")
     for column in ("part", "runs", "where", "status"):
         table.add_column(column, overflow="fold")
@@ -283,6 +293,8 @@ def doctor(
     ] = 5.0,
 ) -> None:
     """Check the configuration, the data folder and every connection; print the fixes."""
+    from bots.settings import SettingsError, load_settings
+
     console = Console(highlight=False)
     try:
         settings = load_settings()

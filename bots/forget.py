@@ -11,17 +11,18 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import click
 import typer
 from rich.console import Console
 
 from adapters.paths import shown_path
-from agent.retrieval.catalog import DocumentRecord
-from agent.retrieval.ingest import validate_scope
 from bots.common import err, fail, settings_or_exit
 from bots.sources_cli import sync_engine
+
+if TYPE_CHECKING:  # imported when the command runs (bots/cli.py)
+    from agent.retrieval.catalog import DocumentRecord
 
 out = Console()
 
@@ -59,6 +60,8 @@ def forget(
     """Remove documents (passages, keyword entries, cached answers), after asking.
 
     Lists what it would remove and asks first; --yes skips the question."""
+    from agent.retrieval.ingest import validate_scope
+
     if not paths and scope is None:
         raise fail("name what to forget: files or folders, or --scope SCOPE", 2)
     try:

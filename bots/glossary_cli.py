@@ -7,9 +7,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
-from agent.glossary.team_file import GlossaryFileError
 from bots.common import knowledge_base, settings_or_exit
 
 out = Console()
@@ -23,6 +21,10 @@ def glossary(
     """List the Korean-English term pairs in use, and where each came from.
 
     Pairs are mined from the documents at ingest; TEAMRAG_GLOSSARY adds or overrides."""
+    from rich.table import Table
+
+    from agent.glossary.team_file import GlossaryFileError
+
     settings = settings_or_exit()
     with knowledge_base(settings) as kb:
         try:

@@ -7,15 +7,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from adapters.chat.channels import ChannelRules, ChannelRulesError, load_channel_rules
-from adapters.chat.services import ChatServices
-from agent.memory.backends import MemoryBackendError
-from agent.retrieval.knowledge_base import KnowledgeBase
-from agent.shared.link import RedisUnavailableError
 from bots.common import (
     BoundPorts,
     export_tracing,
@@ -28,10 +23,12 @@ from bots.common import (
     startup_objects_frozen,
     warn_if_empty,
 )
-from bots.logs import logging_configured
-from bots.settings import BotConfigError, Settings
-from bots.sources_wiring import running_sources
-from bots.wiring import open_chat_services
+
+if TYPE_CHECKING:  # imported when a command runs (bots/cli.py)
+    from adapters.chat.channels import ChannelRules
+    from adapters.chat.services import ChatServices
+    from agent.retrieval.knowledge_base import KnowledgeBase
+    from bots.settings import Settings
 
 
 async def _with_chat_services(
@@ -39,6 +36,8 @@ async def _with_chat_services(
     rules: ChannelRules,
     use: Callable[[ChatServices, KnowledgeBase], Awaitable[None]],
 ) -> None:
+    from bots.logs import logging_configured
+
     # A bot runs for days: what it did (connected, refused, retried) belongs in its log.
     with logging_configured(settings):
         await _serve_chat(settings, rules, use)
@@ -49,6 +48,12 @@ async def _serve_chat(
     rules: ChannelRules,
     use: Callable[[ChatServices, KnowledgeBase], Awaitable[None]],
 ) -> None:
+    from agent.memory.backends import MemoryBackendError
+    from agent.shared.link import RedisUnavailableError
+    from bots.settings import BotConfigError
+    from bots.sources_wiring import running_sources
+    from bots.wiring import open_chat_services
+
     export_tracing(settings)
     # asyncio's default pool has cpu+4 threads: with a Chroma server or Redis each search
     # and cache lookup waits on the network inside one, and fifty answers queue behind six.
@@ -84,6 +89,9 @@ def _serve_bot(
 ) -> None:
     """Check the bot's settings and bind its ports before opening anything (a bad setting
     or a taken port is said at once), then run it until stopped."""
+    from adapters.chat.channels import ChannelRulesError, load_channel_rules
+    from bots.settings import BotConfigError
+
     settings = settings_or_exit()
     try:
         check(settings)
@@ -151,6 +159,8 @@ def serve(
 
     def run(services: ChatServices, kb: KnowledgeBase) -> Awaitable[None]:
         return serve_http(settings, services, kb, listening, ops=ports.ops)
+
+    from adapters.chat.channels import ChannelRules
 
     try:
         run_async(_with_chat_services(settings, ChannelRules(), run))

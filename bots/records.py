@@ -14,20 +14,18 @@ import json
 import sqlite3
 from collections.abc import Callable, Coroutine
 from dataclasses import asdict
-from typing import Annotated, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar, cast
 
 import typer
 from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
-from adapters import console as view
-from adapters.chat.feedback import FeedbackEntry, Rating
-from adapters.chat.usage import AskedQuestion, UsageRow
-from agent.shared.link import RedisLink, RedisUnavailableError
 from bots.common import fail, settings_or_exit
-from bots.settings import Settings
-from bots.shared_state import shared_feedback_store, usage_store
+
+if TYPE_CHECKING:  # imported when a command runs (bots/cli.py)
+    from adapters.chat.feedback import FeedbackEntry, Rating
+    from adapters.chat.usage import AskedQuestion, UsageRow
+    from agent.shared.link import RedisLink
+    from bots.settings import Settings
 
 out = Console()
 T = TypeVar("T")
@@ -36,6 +34,7 @@ T = TypeVar("T")
 def _linked(url: str, retry_s: float, use: Callable[[RedisLink], Coroutine[Any, Any, T]]) -> T:
     """``use`` with a link to Redis at ``url``, checked first: an unreachable Redis ends the
     command with one line naming the URL and the fix."""
+    from agent.shared.link import RedisLink, RedisUnavailableError
 
     async def run() -> T:
         link = RedisLink(url, retry_s=retry_s)
@@ -76,7 +75,10 @@ def feedback(
     """Votes on answers from Slack and Discord, newest first (thumbs-down by default)."""
     if show not in ("down", "up", "all"):
         raise fail(f"--show must be down, up or all, not {show!r}", 2)
-    rating = None if show == "all" else cast(Rating, show)
+    from adapters import console as view
+    from bots.shared_state import shared_feedback_store
+
+    rating = None if show == "all" else cast("Rating", show)
     settings = settings_or_exit()
 
     def read(link: RedisLink | None) -> list[FeedbackEntry]:
@@ -137,6 +139,9 @@ def usage(
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON lines.")] = False,
 ) -> None:
     """Requests and tokens per day, user and model; or a user's last questions."""
+    from adapters.chat.usage import UsageRow
+    from bots.shared_state import usage_store
+
     settings = settings_or_exit()
 
     async def read(link: RedisLink | None) -> list[UsageRow] | list[AskedQuestion]:
@@ -156,12 +161,15 @@ def usage(
                 data["total_tokens"] = item.total_tokens
             print(json.dumps(data, ensure_ascii=False))
     elif questions is not None:
-        _render_questions(questions, cast(list[AskedQuestion], found), settings)
+        _render_questions(questions, cast("list[AskedQuestion]", found), settings)
     else:
-        _render_usage(days, cast(list[UsageRow], found), settings.timezone)
+        _render_usage(days, cast("list[UsageRow]", found), settings.timezone)
 
 
 def _render_usage(days: int, rows: list[UsageRow], zone_name: str) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
     if not rows:
         out.print(
             f"No usage recorded in the last {days} days. / "
@@ -205,6 +213,9 @@ def _render_usage(days: int, rows: list[UsageRow], zone_name: str) -> None:
 
 
 def _render_questions(user: str, asked: list[AskedQuestion], settings: Settings) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
     if not asked:
         out.print(f"No questions recorded for {user}. / {user}의 질문 기록이 없습니다.")
         return

@@ -8,37 +8,21 @@ import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 from urllib.parse import urlsplit
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
-from adapters.chat.history import own_scope
-from agent.retrieval.ingest import (
-    FileResult,
-    IngestReport,
-    ProgressCallback,
-    Status,
-    validate_scope,
-)
-from agent.retrieval.knowledge_base import KnowledgeBase
-from agent.shared.link import RedisLink
-from agent.sources.base import (
-    SourceError,
-    SourceSpec,
-    format_interval,
-    parse_interval,
-    validate_name,
-)
-from agent.sources.reach import AddressRefused, unreachable_reason
-from agent.sources.store import SourceExistsError, SourceState, SourceStoreError, local_sources
-from agent.sources.sync import SourceSync
-from bots.chat_sources import CHAT_KINDS
 from bots.common import err, fail, knowledge_base, settings_or_exit
-from bots.settings import Settings
-from bots.sources_wiring import open_source_store, open_source_sync
+
+if TYPE_CHECKING:  # imported when a command runs (bots/cli.py)
+    from agent.retrieval.ingest import IngestReport, ProgressCallback
+    from agent.retrieval.knowledge_base import KnowledgeBase
+    from agent.sources.base import SourceSpec
+    from agent.sources.store import SourceState
+    from agent.sources.sync import SourceSync
+    from bots.settings import Settings
 
 sources_app = typer.Typer(
     help="The places your documents live (websites, Git, wikis, drives), kept in sync.",
@@ -53,6 +37,10 @@ AllowPrivateOption = Annotated[
 
 @contextmanager
 def sync_engine(settings: Settings) -> Iterator[SourceSync]:
+    from agent.shared.link import RedisLink
+    from agent.sources.store import SourceStoreError
+    from bots.sources_wiring import open_source_sync
+
     link = (
         RedisLink(settings.redis_url, retry_s=settings.redis_retry_s)
         if settings.redis_url
@@ -70,6 +58,8 @@ def sync_engine(settings: Settings) -> Iterator[SourceSync]:
 
 def default_name(kind: str, target: str) -> str:
     """A readable name from the target: ``docs.example.com``, ``handbook``, a space key."""
+    from bots.chat_sources import CHAT_KINDS
+
     parts = urlsplit(target)
     if kind == "web" and parts.netloc:
         base = parts.netloc + (
@@ -113,6 +103,13 @@ def add(
     allow_private: AllowPrivateOption = False,
 ) -> None:
     """Add a source; the bots sync it at its interval, `teamrag sync NAME` right now."""
+    from adapters.chat.history import own_scope
+    from agent.retrieval.ingest import validate_scope
+    from agent.sources.base import SourceSpec, format_interval, parse_interval, validate_name
+    from agent.sources.reach import AddressRefused
+    from agent.sources.store import SourceExistsError
+    from bots.chat_sources import CHAT_KINDS
+
     settings = settings_or_exit()
     options: dict[str, Any] = {
         "max_pages": max_pages, "depth": depth, "branch": branch, "include": include,
@@ -158,6 +155,9 @@ def add(
 def _try_build(sync: SourceSync, spec: SourceSpec) -> None:
     """Catch a wrong target now, and an address the policy refuses; a missing secret or a
     name that does not resolve here only warns (the bot's host may have them)."""
+    from agent.sources.base import SourceError
+    from agent.sources.reach import unreachable_reason
+
     context = sync.context(spec)
     try:
         sync.registry.get(spec.kind).build(spec, context).close()
@@ -191,6 +191,10 @@ def _next(state: SourceState, now: float) -> str:
 @sources_app.command("list")
 def list_sources() -> None:
     """The sources, with their last sync, documents, next run and last error."""
+    from rich.table import Table
+
+    from agent.sources.base import format_interval
+
     settings = settings_or_exit()
     with sync_engine(settings) as sync:
         states = sync.store.all()
@@ -228,6 +232,9 @@ def import_local() -> None:
     """Copy this host's sources into the shared store (DATABASE_URL).
 
     The sources this host's data folder lists; each is loaded in full at its next sync."""
+    from agent.sources.store import SourceExistsError, SourceStoreError, local_sources
+    from bots.sources_wiring import open_source_store
+
     settings = settings_or_exit()
     if not settings.database_url:
         raise fail(
@@ -277,6 +284,10 @@ def ingest_urls(
     """`teamrag ingest URL`: the page (or a sitemap's pages) once, as a web source that is
     not kept; `teamrag sources add web URL` keeps it in sync. Public addresses only unless
     ``allow_private`` (`teamrag ingest --allow-private`)."""
+    from agent.retrieval.ingest import FileResult, IngestReport, Status
+    from agent.sources.base import SourceError, SourceSpec
+    from bots.sources_wiring import open_source_sync
+
     report = IngestReport()
     with open_source_sync(settings, kb) as sync:
         for url in urls:

@@ -7,20 +7,18 @@ import asyncio
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
-from agent.retrieval.ingest import ProgressCallback, Status
-from agent.shared.link import RedisLink
-from agent.sources.locks import SyncLock
-from agent.sources.sync import SourceSync, SyncOutcome
 from bots.common import err, fail, settings_or_exit
-from bots.settings import Settings
 from bots.sources_cli import out, sync_engine
-from bots.sources_wiring import sync_lock
+
+if TYPE_CHECKING:  # imported when the command runs (bots/cli.py)
+    from agent.retrieval.ingest import ProgressCallback
+    from agent.sources.locks import SyncLock
+    from agent.sources.sync import SourceSync, SyncOutcome
+    from bots.settings import Settings
 
 BUSY_EXIT = 75  # EX_TEMPFAIL: nothing failed, but a source was being synced elsewhere
 
@@ -80,6 +78,9 @@ async def _sync_all(
 ) -> list[SyncOutcome | None]:
     """Each source under the lock the bots' scheduler takes (``None``: another process
     holds it), so a manual sync never overlaps a bot's."""
+    from agent.shared.link import RedisLink
+    from bots.sources_wiring import sync_lock
+
     link = (
         RedisLink(settings.redis_url, retry_s=settings.redis_retry_s)
         if settings.redis_url
@@ -108,6 +109,14 @@ async def _sync_one(sync: SourceSync, lock: SyncLock, name: str) -> SyncOutcome 
 
 @contextmanager
 def _bar(title: str) -> Iterator[ProgressCallback]:
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
     with Progress(
         TextColumn(f"[bold]{title}"),
         BarColumn(),
@@ -126,6 +135,10 @@ def _bar(title: str) -> Iterator[ProgressCallback]:
 
 
 def _summary(outcomes: list[SyncOutcome]) -> None:
+    from rich.table import Table
+
+    from agent.retrieval.ingest import Status
+
     table = Table(title="Sync summary")
     columns = ("source", "added", "updated", "unchanged", "removed", "failed", "skipped", "result")
     for column in columns:

@@ -4,22 +4,24 @@ token)."""
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
-from adapters.http.accounts import AccountError, AccountStore
-from agent.retrieval.ingest import validate_scope
 from bots.common import err, fail, settings_or_exit
-from bots.serve import open_database, tokens
+
+if TYPE_CHECKING:  # imported when a command runs (bots/cli.py)
+    from adapters.http.accounts import AccountStore
 
 users_app = typer.Typer(help="Accounts of the HTTP service (teamrag serve).", no_args_is_help=True)
 out = Console()
 
 
 def _store() -> AccountStore:
+    from adapters.http.accounts import AccountStore
+    from bots.serve import open_database
+
     try:
         return AccountStore(open_database(settings_or_exit()))
     except Exception as exc:  # a database that cannot be opened: say which and why
@@ -40,6 +42,9 @@ def add(
     ] = False,
 ) -> None:
     """Add an account; with --password-stdin it can also sign in with a password."""
+    from adapters.http.accounts import AccountError
+    from agent.retrieval.ingest import validate_scope
+
     password = _read_password("--password-stdin") if password_stdin else None
     try:
         scopes = tuple(validate_scope(s) for s in scope or ())
@@ -57,6 +62,8 @@ def add(
 @users_app.command("list")
 def list_users() -> None:
     """List the accounts."""
+    from rich.table import Table
+
     table = Table()
     for column in ("name", "admin", "scopes", "password", "disabled"):
         table.add_column(column)
@@ -83,6 +90,8 @@ def _read_password(what: str) -> str:
 @users_app.command("password")
 def password(name: Annotated[str, typer.Argument(help="The account.")]) -> None:
     """Set or change an account's password (from stdin's first line); revokes its tokens."""
+    from adapters.http.accounts import AccountError
+
     try:
         _store().set_password(name, _read_password("teamrag users password"))
     except AccountError as exc:
@@ -106,6 +115,8 @@ def enable(name: Annotated[str, typer.Argument(help="The account to enable again
 
 
 def _set_disabled(name: str, disabled: bool) -> None:
+    from adapters.http.accounts import AccountError
+
     try:
         _store().set_disabled(name, disabled)
     except AccountError as exc:
@@ -121,6 +132,8 @@ def token(
     ] = None,
 ) -> None:
     """Print a bearer token for the account (the only line on stdout)."""
+    from bots.serve import tokens
+
     account = _store().get(name)
     if account is None:
         raise fail(f"no account named {name!r}: add it with `teamrag users add {name}`", 2)

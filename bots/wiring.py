@@ -1,7 +1,7 @@
 """The composition root: build the agent's parts from :class:`Settings`.
 
-Nothing in ``agent/`` reads the environment; this is the one place that
-decides which embedder and which vector store a process uses.
+Nothing in ``agent/`` reads the environment; this module and :mod:`bots.parts` (the
+embedder, the vector store and the catalog) are where a process's parts are decided.
 """
 
 from __future__ import annotations
@@ -11,26 +11,23 @@ from contextlib import asynccontextmanager
 from dataclasses import fields
 from typing import Any
 
-from adapters.chat.channels import ChannelRules, load_channel_rules, with_channel_features
-from adapters.chat.live import RunTurn
+from adapters.chat.channels import ChannelRules, load_channel_rules
 from adapters.chat.metrics import Metrics
 from adapters.chat.observe import observed
 from adapters.chat.services import ChatServices, learner
 from agent.config import AgentConfig, Features
 from agent.deps import Deps
 from agent.duckduckgo import DuckDuckGoSearch
-from agent.events import Event, Turn
 from agent.graph import build_graph
 from agent.llm import LLMs, openai_llms
 from agent.memory.backends import open_checkpointer, open_store
-from agent.retrieval.catalog_postgres import PostgresCatalog
-from agent.retrieval.chunking import ChunkingConfig
-from agent.retrieval.embeddings import Embedder, OpenAICompatibleEmbedder, UniversalSentenceEncoder
-from agent.retrieval.knowledge_base import KnowledgeBase, collection_name
-from agent.retrieval.vectors import VectorStore
+from agent.retrieval.knowledge_base import KnowledgeBase
 from agent.runner import Runner
 from agent.shared.link import RedisLink
 from agent.websearch import TavilySearch
+from bots.parts import build_embedder as build_embedder
+from bots.parts import build_knowledge_base as build_knowledge_base
+from bots.parts import parts_in_use as parts_in_use
 from bots.settings import Settings
 from bots.shared_state import (
     answer_cache,
@@ -42,41 +39,6 @@ from bots.shared_state import (
     turn_queues,
     usage_store,
 )
-
-
-def build_embedder(settings: Settings) -> Embedder:
-    if settings.embeddings == "openai":
-        return OpenAICompatibleEmbedder(
-            settings.embeddings_model,
-            base_url=settings.openai_base_url,
-            api_key=settings.openai_api_key,
-        )
-    return UniversalSentenceEncoder(
-        threads=settings.embed_threads, processes=settings.embed_processes
-    )
-
-
-def build_knowledge_base(settings: Settings) -> KnowledgeBase:
-    embedder = build_embedder(settings)
-    name = collection_name(embedder.name)
-    if settings.chroma_url:
-        vectors = VectorStore.remote(settings.chroma_url, name)
-    else:
-        vectors = VectorStore.embedded(settings.data_dir / "chroma", name)
-    # With DATABASE_URL the catalog (and so the keyword index) is shared by every host.
-    catalog = (
-        PostgresCatalog(settings.database_url, settings.catalog_schema)
-        if settings.database_url
-        else None
-    )
-    return KnowledgeBase(
-        settings.data_dir,
-        embedder,
-        vectors,
-        ChunkingConfig(size=settings.chunk_size, overlap=settings.chunk_overlap),
-        catalog=catalog,
-        glossary_file=settings.glossary,
-    )
 
 
 def agent_config(settings: Settings) -> AgentConfig:
@@ -99,61 +61,6 @@ def build_llms(settings: Settings) -> LLMs | None:
         timeout_s=settings.llm_timeout_s,
         max_retries=settings.llm_max_retries,
     )
-
-
-def parts_in_use(settings: Settings) -> list[str]:
-    """One line per part of the agent: embedded or external, on or off (for `status`)."""
-    if settings.llm_enabled:
-        where = settings.openai_base_url or "api.openai.com"
-        answers = f"LLM at {where} (fast: {settings.fast_model}, answers: {settings.chat_model})"
-    else:
-        answers = "extractive: quotes with citations, no LLM (set OPENAI_API_KEY to use one)"
-    memory = "SQLite files in the data folder"
-    if settings.database_url:
-        memory = "Postgres (DATABASE_URL)"
-    web = "off"
-    if settings.web_search:
-        web = "Tavily-compatible API" if settings.web_search_api_key else "DuckDuckGo (no key)"
-    # Stages on by default that were switched off (web search has its own line).
-    defaults = Features()
-    off = [
-        f.name
-        for f in fields(Features)
-        if f.name != "web_search"
-        and getattr(defaults, f.name) is True
-        and getattr(settings, f.name) is False
-    ]
-    return [
-        f"answers: {answers}",
-        f"thread and user memory: {memory}",
-        f"web search: {web}",
-        f"stages switched off: {', '.join(off) if off else 'none'}",
-        f"slack: {_slack_mode(settings)}",
-        "discord: " + ("token set" if settings.discord_token else "not set up (DISCORD_TOKEN)"),
-        f"channel rules: {_channel_rules(settings)}",
-        "shared state (rate limits, cache, de-duplication, locks, turn queue, records): "
-        + (
-            "Redis (REDIS_URL)"
-            if settings.redis_url
-            else "in this process and the data folder (set REDIS_URL for several workers)"
-        ),
-    ]
-
-
-def _channel_rules(settings: Settings) -> str:
-    if settings.channels_file:
-        return str(settings.channels_file)
-    if settings.channels:
-        return "TEAMRAG_CHANNELS (inline)"
-    return "none (answer everywhere, default scope)"
-
-
-def _slack_mode(settings: Settings) -> str:
-    if not settings.slack_bot_token:
-        return "not set up (SLACK_BOT_TOKEN)"
-    if settings.slack_app_token:
-        return "Socket Mode (SLACK_APP_TOKEN)"
-    return f"HTTP Events API on port {settings.slack_port}"
 
 
 def build_web_search(settings: Settings) -> TavilySearch | DuckDuckGoSearch | None:
@@ -209,16 +116,6 @@ async def open_runner(
             await web.aclose()
 
 
-def channel_flags(run: RunTurn, rules: ChannelRules) -> RunTurn:
-    """``run`` with each turn carrying its channel's feature flags (the adapters build
-    turns; the channel's flags are the same for every platform, so they are added here)."""
-
-    def run_with_flags(turn: Turn) -> AsyncIterator[Event]:
-        return run(with_channel_features(turn, rules.for_channel(turn.channel)))
-
-    return run_with_flags
-
-
 @asynccontextmanager
 async def open_chat_services(
     settings: Settings, kb: KnowledgeBase, rules: ChannelRules | None = None
@@ -240,7 +137,7 @@ async def open_chat_services(
         try:
             async with open_runner(settings, kb, link) as runner:
                 await runner.warm_up()  # the first user should not pay for loading the encoder
-                run = observed(channel_flags(runner.run, rules), [usage.record, metrics.observe])
+                run = observed(runner.run, [usage.record, metrics.observe])
                 try:
                     yield ChatServices(
                         run=run,

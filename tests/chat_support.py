@@ -8,7 +8,9 @@ from pathlib import Path
 
 from adapters.chat.channels import ChannelRules
 from adapters.chat.feedback import SqliteFeedbackStore
+from adapters.chat.observe import Observer, observed
 from adapters.chat.services import ChatServices, learner
+from agent.events import Final, Turn
 from agent.retrieval.knowledge_base import KnowledgeBase
 from tests.agent_support import agent
 from tests.fakes.openai_server import FakeOpenAI
@@ -22,14 +24,16 @@ async def chat_services(
     llm: FakeOpenAI | None = None,
     rules: ChannelRules | None = None,
     update_interval_s: float = 0.05,
+    finals: list[Final] | None = None,
 ) -> AsyncIterator[ChatServices]:
     """Real agent, real feedback file, in-process de-duplication; edits every 50 ms so
-    tests see several live updates without waiting a second for each."""
+    tests see several live updates without waiting a second for each. ``finals``: where
+    every answer is kept as the agent gave it (the flags it ran with among its fields)."""
     feedback = SqliteFeedbackStore(folder / "feedback.sqlite")
     try:
         async with agent(kb, folder, llm=llm) as runner:
             yield ChatServices(
-                run=runner.run,
+                run=runner.run if finals is None else observed(runner.run, [keep(finals)]),
                 feedback=feedback,
                 rules=rules or ChannelRules(),
                 update_interval_s=update_interval_s,
@@ -38,3 +42,10 @@ async def chat_services(
             )
     finally:
         feedback.close()
+
+
+def keep(finals: list[Final]) -> Observer:
+    async def kept(_turn: Turn, final: Final) -> None:
+        finals.append(final)
+
+    return kept

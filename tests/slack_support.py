@@ -26,6 +26,7 @@ from slack_sdk.signature import SignatureVerifier
 from adapters.chat.channels import ChannelRules
 from adapters.chat.services import ChatServices
 from adapters.slack.bot import SlackBot
+from agent.events import Final
 from agent.retrieval.knowledge_base import KnowledgeBase
 from bots.settings import Settings
 from bots.slack_bot import (
@@ -268,6 +269,7 @@ async def slack_bot(
     rules: ChannelRules | None = None,
     streaming: bool = True,
     update_interval_s: float = 0.05,
+    finals: list[Final] | None = None,
 ) -> AsyncIterator[SlackHarness]:
     """The bot as ``teamrag slack`` builds it, on the real agent, served on a free port."""
     settings = settings_for(fake, folder, slack_streaming=streaming)
@@ -275,7 +277,7 @@ async def slack_bot(
     try:
         async with (
             chat_services(
-                kb, folder, llm=llm, rules=rules, update_interval_s=update_interval_s
+                kb, folder, llm=llm, rules=rules, update_interval_s=update_interval_s, finals=finals
             ) as services,
             web_api_session() as web_api,
             aiohttp.ClientSession() as session,

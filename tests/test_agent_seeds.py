@@ -12,7 +12,7 @@ from urllib.parse import urlparse
 import httpx
 import pytest
 
-from adapters.chat.channels import load_channel_rules, with_channel_features
+from adapters.chat.channels import load_channel_rules, under_rule
 from agent.config import AgentConfig, Features
 from agent.duckduckgo import DuckDuckGoSearch
 from agent.events import Turn
@@ -221,7 +221,7 @@ def test_channel_features_apply_under_the_request_flags() -> None:
         None, '[channels.C1.features]\nweb_search = false\nhallucination_policy = "warn"\n'
     )
     turn = Turn("hi", channel="C1", features={"hallucination_policy": "block"})
-    flags = with_channel_features(turn, rules.for_channel("C1")).features
+    flags = under_rule(turn, rules.for_channel("C1")).features
     assert flags == {"web_search": False, "hallucination_policy": "block"}
     assert Features().overridden(flags).hallucination_policy == "block"
     with pytest.raises(Exception, match="unknown feature"):

@@ -165,10 +165,10 @@ def test_the_platform_turns_carry_the_channel_persona() -> None:
         "event_id": "Ev1",
         "event": {"type": "app_mention", "channel": "C0123ABCD", "user": "U1", "ts": "1.0"},
     }
-    slack = incoming(body).turn("q", rule.scopes, persona=rule.persona or "")
+    slack = incoming(body).turn("q", rule)
     discord = Place(1, 2).turn("q", root=2, user=3, message=4, rule=ChannelRule(persona="p"))
     assert (slack.persona, discord.persona) == (rule.persona, "p")
-    assert incoming(body).turn("q", None).persona == ""  # the old call still works
+    assert incoming(body).turn("q").persona == ""  # no rule: only naming its thread
 
 
 @pytest.mark.parametrize("both", [True, False])

@@ -8,6 +8,7 @@ from typing import Any
 
 from adapters.chat.channels import ChannelRule, ChannelRules
 from adapters.discord.options import DiscordOptions
+from agent.events import Final
 from agent.retrieval.knowledge_base import KnowledgeBase
 from tests.chat_support import chat_services
 from tests.discord_support import Bot, discord_bot, has_feedback, until
@@ -131,3 +132,24 @@ async def test_a_channels_scopes_limit_what_its_questions_search(
         open_ = await answer(bot, await bot.fake.slash(BACKUPS, channel=GENERAL))
     assert not scoped["embeds"] and "35 days" not in scoped["content"]
     assert open_["embeds"] and "35 days" in open_["content"]
+
+
+async def test_a_thread_answers_with_its_parent_channels_features(
+    sample_kb: KnowledgeBase, tmp_path: Path
+) -> None:
+    # docs/discord.md: "a thread follows its parent channel's rule", its features too.
+    rules = ChannelRules(channels={str(GENERAL): ChannelRule(features={"rerank": False})})
+    finals: list[Final] = []
+    async with (
+        chat_services(sample_kb, tmp_path, rules=rules, finals=finals) as services,
+        discord_bot(services) as bot,
+    ):
+        asked = await bot.fake.say(f"<@{BOT_ID}> {BACKUPS}")  # answered in a new thread
+        thread = int((await until(lambda: bot.fake.thread_of(asked), "the thread"))["id"])
+        await until(lambda: finals, "the first answer")
+        await bot.fake.say("And the Redis snapshots?", channel=thread)  # a follow-up there
+        await answer(bot, await bot.fake.slash(BACKUPS, channel=thread))  # /ask in it
+        await bot.fake.say(f"<@{BOT_ID}> {BACKUPS}", channel=NO_THREADS)  # no section
+        await until(lambda: len(finals) == 4, "four answers")
+    ruled = [f for f in finals if f.features["rerank"] is False]
+    assert len(ruled) == 3 and {f.thread_id.split(":")[2] for f in ruled} == {str(thread)}

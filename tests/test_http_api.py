@@ -189,6 +189,20 @@ async def test_a_request_sets_its_own_feature_flags_and_a_wrong_one_is_422(
         assert wrong.status_code == 422 and "hallucination_policy" in wrong.json()["detail"]
 
 
+async def test_channel_rules_leave_the_http_turns_flags_to_the_server_and_the_request(
+    sample_kb: KnowledgeBase, tmp_path: Path
+) -> None:
+    # The HTTP API has no channels (docs/http.md): neither [defaults] nor a section named
+    # after its internal channel may switch off a stage of its answers.
+    rules = "[defaults.features]\nrerank = false\n[channels.api.features]\nself_refine = false\n"
+    async with (
+        http_service(sample_kb, http_settings(tmp_path, channels=rules)) as service,
+        service.client(service.add_user("minji")) as client,
+    ):
+        body = (await client.post("/api/chat", json={"query": QUESTION})).json()
+    assert body["features"]["rerank"] is True and body["features"]["self_refine"] is True
+
+
 async def test_over_the_limit_is_429_with_retry_after(
     sample_kb: KnowledgeBase, tmp_path: Path
 ) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from agent.events import Turn
+from agent.events import Final, Turn
 from agent.plumbing import log_context
 from agent.plumbing.log_context import LogContextFilter
 from agent.retrieval.knowledge_base import KnowledgeBase
@@ -81,7 +81,19 @@ async def test_a_failed_turn_is_logged_under_its_thread(
     fake_llm.reply("Analysis", Reply(content=analysis(), delay=1.0))
     async with agent(sample_kb, tmp_path, llm=fake_llm) as runner:
         runner.turn_timeout_s = 0.3
-        _, final = await collect(runner, Turn("How long are backups kept?", thread_root="slow"))
+        turn = Turn("How long are backups kept?", thread_root="slow")
+        _, final = await collect(runner, turn)
     assert final.route == "error"
+    # The one error Final (the HTTP adapter's failures use it too).
+    assert final == Final.failed(turn, final.notes[0], mode="llm", timings=final.timings)
     (failure,) = [r for r in captured.records if r.getMessage().startswith("turn failed")]
     assert getattr(failure, "thread_id", None) == "cli:local:terminal:slow"
+
+
+def test_a_failed_turn_says_why_in_the_askers_language() -> None:
+    turn = Turn("Postgres 백업은 며칠 보관되나요?", thread_root="t1")
+    final = Final.failed(turn, "the answer took longer than 3 s")
+    assert (final.route, final.language, final.degraded) == ("error", "ko", True)
+    assert "the answer took longer than 3 s" in final.answer
+    assert final.notes == ["the answer took longer than 3 s"]
+    assert final.thread_id == turn.thread_id and final.covered is None

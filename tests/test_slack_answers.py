@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from adapters.chat.channels import ChannelRule, ChannelRules
+from agent.events import Final
 from agent.retrieval.knowledge_base import KnowledgeBase
 from tests.agent_support import (
     FOLLOW_UP_ANALYSES,
@@ -184,3 +185,18 @@ async def test_channel_rules_give_reasons_and_scopes(
     assert nudge.text.startswith("How can I help?")
     assert "14 days" not in hr.markdown and not any("Sources" in t for t in hr.block_texts())
     assert not fake_slack.calls_to("chat.startStream")[1:]  # only the scoped one ran the agent
+
+
+async def test_a_mention_and_slash_ask_run_with_their_channels_features(
+    fake_slack: FakeSlack, sample_kb: KnowledgeBase, tmp_path: Path
+) -> None:
+    rules = ChannelRules(channels={"C0FAST": ChannelRule(features={"rerank": False})})
+    finals: list[Final] = []
+    async with slack_bot(fake_slack, sample_kb, tmp_path, rules=rules, finals=finals) as slack:
+        asked = await slack.mention(BACKUPS_KO, channel="C0FAST")
+        await until(lambda: fake_slack.answered("C0FAST", asked["ts"]))
+        await slack.command(ACCESS_EN, channel="C0FAST")
+        await slack.mention(BACKUPS_KO)  # a channel without a section: the defaults
+        await until(lambda: len(finals) == 3)
+    ruled = [f for f in finals if not f.features["rerank"]]
+    assert len(ruled) == 2 and all(f.thread_id.startswith(f"slack:{TEAM}:C0FAST:") for f in ruled)

@@ -12,6 +12,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from adapters.chat.channels import ChannelRule, ChannelRules
+from agent.events import Final
 from agent.retrieval.ingest import IngestItem, Ingestor
 from agent.retrieval.knowledge_base import KnowledgeBase
 from tests.fakes.slack_server import TEAM, FakeSlack
@@ -146,3 +147,20 @@ async def test_the_message_shortcut_answers_the_message_in_its_thread(
         answer = await until(lambda: fake_slack.answered(TEAM_A, pasted))
     assert "14:00" in answer[0].markdown
     assert fake_slack.calls_to("chat.startStream")[0].args["recipient_user_id"] == ALICE
+
+
+async def test_the_pane_answers_with_the_viewed_channels_features(
+    fake_slack: FakeSlack, kb: KnowledgeBase, tmp_path: Path
+) -> None:
+    # The viewed channel's whole rule answers: its features too, not the DM's defaults.
+    fast = ChannelRule(scopes=frozenset({"team-b"}), features={"rerank": False})
+    rules = RULES.model_copy(update={"channels": {**RULES.channels, TEAM_B: fast}})
+    finals: list[Final] = []
+    async with slack_bot(fake_slack, two_teams(kb), tmp_path, rules=rules, finals=finals) as slack:
+        thread_ts = await start_thread(slack, TEAM_B)
+        await until(lambda: fake_slack.replies(DM, thread_ts))
+        await slack.say("What is the Heron budget?", channel=DM, thread_ts=thread_ts)
+        answer = await until(lambda: fake_slack.answered(DM, thread_ts))
+        await until(lambda: finals)
+    assert "40,000" in answer[0].markdown  # team B's scopes, as before
+    assert finals[0].features["rerank"] is False

@@ -130,11 +130,16 @@ class ChannelRules(BaseModel):
         return self.defaults
 
 
-def with_channel_features(turn: Turn, rule: ChannelRule) -> Turn:
-    """The turn with the channel's feature flags under its own (a request's override wins)."""
-    if not rule.features:
-        return turn
-    return replace(turn, features={**rule.features, **(turn.features or {})})
+def under_rule(turn: Turn, rule: ChannelRule) -> Turn:
+    """The turn under its channel's whole rule: the scopes it may search, the persona line
+    of its prompts and its feature flags under the turn's own (a request's override wins).
+
+    Applied once, where an adapter builds the turn, with the rule of the channel that
+    rules it (a Discord thread's parent, the channel the Slack assistant pane views):
+    applied in halves, a thread got its parent's scopes but the defaults' features.
+    """
+    features = {**rule.features, **(turn.features or {})}
+    return replace(turn, scopes=rule.scopes, persona=rule.persona or "", features=features or None)
 
 
 class ChannelRulesError(Exception):

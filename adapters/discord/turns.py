@@ -18,7 +18,7 @@ from typing import Any
 
 import discord
 
-from adapters.chat.channels import ChannelRule
+from adapters.chat.channels import ChannelRule, under_rule
 from agent.events import Turn
 
 PLATFORM = "discord"
@@ -47,8 +47,8 @@ class Place:
 
     def turn(self, question: str, *, root: int, user: int, message: int, rule: ChannelRule) -> Turn:
         """The question as a turn of the conversation rooted at ``root``, with what the
-        channel's ``rule`` allows (its scopes) and asks for (its persona)."""
-        return Turn(
+        channel's ``rule`` allows (its scopes) and asks for (its persona, its features)."""
+        turn = Turn(
             text=question,
             platform=PLATFORM,
             workspace=self.workspace,
@@ -56,16 +56,16 @@ class Place:
             thread_root=str(root),
             user=str(user),
             message_id=str(message),
-            scopes=rule.scopes,
-            persona=rule.persona or "",
         )
+        return under_rule(turn, rule)
 
 
 def turn_fields(turn: Turn) -> dict[str, Any]:
     """A Discord turn as JSON-able fields, for a queued job (:func:`turn_of` reads them
-    back on whichever process answers). Discord turns carry no feature flags."""
-    found = {f.name: getattr(turn, f.name) for f in fields(Turn) if f.name != "features"}
+    back on whichever process answers), the channel's feature flags among them."""
+    found = {f.name: getattr(turn, f.name) for f in fields(Turn)}
     found["scopes"] = None if turn.scopes is None else sorted(turn.scopes)
+    found["features"] = None if turn.features is None else dict(turn.features)
     return found
 
 

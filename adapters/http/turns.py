@@ -23,7 +23,6 @@ from adapters.http.accounts import Account
 from adapters.http.context import CHANNEL, PLATFORM, WORKSPACE, HttpContext
 from adapters.http.conversations import Conversation, Message, new_id, title_of, unsaved
 from adapters.http.schemas import chat_response, source_out
-from agent import replies
 from agent.config import FeatureError, Features
 from agent.events import Event, Final, Progress, Token, Turn
 from agent.language import detect_language
@@ -178,7 +177,7 @@ class HttpTurns:
             log.exception("could not store the question in %s", live.conversation.id)
             self.ctx.services.count_error("http_store")
             reason = f"the conversation could not be saved ({type(exc).__name__}); ask again"
-            final = _failed(turn, reason)
+            final = Final.failed(turn, reason)
             live.final = final
             live.response.set_result(chat_response(turn.text, final, live.conversation.id, ""))
             live.events.put_nowait(None)
@@ -195,9 +194,9 @@ class HttpTurns:
                     live.events.put_nowait(event)
         except Exception as exc:  # the runner promises a Final; a broken one still gets one
             log.exception("the turn of %s failed before its answer", turn.thread_id)
-            final = _failed(turn, f"{type(exc).__name__}: {str(exc)[:200]}")
+            final = Final.failed(turn, f"{type(exc).__name__}: {str(exc)[:200]}")
         if final is None:
-            final = _failed(turn, "the agent ended without an answer")
+            final = Final.failed(turn, "the agent ended without an answer")
         live.final = final
         message_id = await remember_for_buttons(self.ctx.services.feedback, turn, final)
         message_id = message_id or new_id()
@@ -247,15 +246,3 @@ _META = (
     "language",
     "notes",
 )
-
-
-def _failed(turn: Turn, reason: str) -> Final:
-    language = detect_language(turn.text)
-    return Final(
-        answer=replies.text("error", language, reason=reason),
-        route="error",
-        language=language,
-        degraded=True,
-        thread_id=turn.thread_id,
-        notes=[reason],
-    )

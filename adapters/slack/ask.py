@@ -17,6 +17,7 @@ from typing import Any
 from slack_bolt.async_app import AsyncApp, AsyncBoltContext
 from slack_sdk.errors import SlackApiError
 
+from adapters.chat.channels import under_rule
 from adapters.chat.live import LiveView
 from adapters.chat.phrases import language_of, phrase
 from adapters.chat.queue import Job
@@ -152,8 +153,7 @@ def responder(
 
 def ask_turn(bot: SlackBot, body: dict[str, Any], question: str, thread_root: str) -> Turn:
     channel = str(body["channel_id"])
-    rule = bot.services.rules.for_channel(channel)
-    return Turn(
+    turn = Turn(
         text=question,
         platform=PLATFORM,
         workspace=str(body["team_id"]),
@@ -161,6 +161,5 @@ def ask_turn(bot: SlackBot, body: dict[str, Any], question: str, thread_root: st
         thread_root=thread_root,
         user=str(body["user_id"]),
         message_id=str(body.get("trigger_id") or ""),
-        scopes=rule.scopes,
-        persona=rule.persona or "",
     )
+    return under_rule(turn, bot.services.rules.for_channel(channel))

@@ -122,7 +122,7 @@ class SlackBot:
             await self.dm.active(message)
         # Only the thread id is needed here (the order of the thread's jobs); the worker
         # that answers looks up the rule's scopes and persona as they are then.
-        thread_id = message.turn(question, None).thread_id
+        thread_id = message.turn(question).thread_id
         payload = {
             "message": message.to_dict(),
             "question": question,
@@ -203,8 +203,7 @@ class SlackBot:
         reply a dead worker left (``job.notes``)."""
         language = language_of(question)
         place = Place(message.channel, message.thread_root)
-        rule = self.services.rules.for_channel(rule_channel)
-        turn = message.turn(question, rule.scopes, persona=rule.persona or "")
+        turn = message.turn(question, self.services.rules.for_channel(rule_channel))
         render = self.render(turn)
         notes = self.notes(job)
         left = job.notes.get(REPLY_TS) if job is not None else None

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
+from adapters.chat.channels import ChannelRule, under_rule
 from adapters.slack.markup import mentions, mentions_someone_else, plain_question
 from agent.events import Turn
 
@@ -74,8 +75,10 @@ class Incoming:
     def question(self, bot_user_id: str) -> str:
         return plain_question(self.text, bot_user_id)
 
-    def turn(self, question: str, scopes: frozenset[str] | None, *, persona: str = "") -> Turn:
-        return Turn(
+    def turn(self, question: str, rule: ChannelRule | None = None) -> Turn:
+        """The question as a turn, under ``rule`` (the rule of the channel that rules it:
+        the viewed one in the assistant pane); None only to name its thread."""
+        turn = Turn(
             text=question,
             platform=PLATFORM,
             workspace=self.team,
@@ -83,9 +86,8 @@ class Incoming:
             thread_root=self.conversation or self.thread_root,
             user=self.user,
             message_id=self.client_msg_id or self.ts,
-            scopes=scopes,
-            persona=persona,
         )
+        return turn if rule is None else under_rule(turn, rule)
 
 
 def thread_key(team: str, channel: str, thread_root: str) -> str:

@@ -16,11 +16,15 @@ works as it did when this was one module.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from agent.tools.calculator import MAX_DIGITS, MAX_EXPONENT, MAX_EXPRESSION_CHARS, calculate
 from agent.tools.clock import asks_for_datetime, current_datetime
 from agent.tools.errors import ToolError
 from agent.tools.expressions import find_expression
-from agent.tools.langchain_tools import TOOLS
+
+if TYPE_CHECKING:
+    from agent.tools.langchain_tools import TOOLS
 
 __all__ = [
     "MAX_DIGITS",
@@ -33,3 +37,13 @@ __all__ = [
     "current_datetime",
     "find_expression",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``TOOLS`` on first use: the wrappers load LangChain, which the settings (and with
+    them every ``teamrag`` command) must not wait for just to read the clock's time zone."""
+    if name == "TOOLS":
+        from agent.tools.langchain_tools import TOOLS
+
+        return TOOLS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

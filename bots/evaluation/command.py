@@ -7,17 +7,14 @@ import json
 import tempfile
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from bots.common import err, export_tracing, fail, knowledge_base, settings_or_exit
 from bots.evaluation.categories import by_category, markdown_table
-from bots.evaluation.faithfulness import FaithfulnessJudge
 from bots.evaluation.report import write_report
-from bots.evaluation.run import ask_all, ingest_documents, ingest_folder
 from bots.evaluation.scoring import Row, row_dict, summarise
 from bots.evaluation.sets import (
     Question,
@@ -27,13 +24,24 @@ from bots.evaluation.sets import (
     sample,
 )
 from bots.evaluation.split import Part, select_part
-from bots.settings import Settings
-from bots.wiring import open_runner
+
+if TYPE_CHECKING:  # imported when the command runs (bots/cli.py)
+    from rich.progress import Progress
+
+    from bots.settings import Settings
 
 out = Console()
 
 
 def _bar() -> Progress:
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
     return Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -160,6 +168,10 @@ def _evaluate(
     show_rows: bool,
 ) -> tuple[list[Row], str]:
     """The scored rows, and the mode the runner answered in (llm or extractive)."""
+    from bots.evaluation.faithfulness import FaithfulnessJudge
+    from bots.evaluation.run import ask_all, ingest_documents, ingest_folder
+    from bots.wiring import open_runner
+
     export_tracing(settings)
     documents, docs = question_set.documents, question_set.docs
     with knowledge_base(settings) as kb:
