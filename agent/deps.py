@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from agent.config import AgentConfig
-from agent.llm import LLMs
+from agent.llm.calls import LLMs
 from agent.retrieval.knowledge_base import KnowledgeBase
 
 if TYPE_CHECKING:

@@ -19,7 +19,7 @@ from agent.config import AgentConfig, Features
 from agent.deps import Deps
 from agent.duckduckgo import DuckDuckGoSearch
 from agent.graph import build_graph
-from agent.llm import LLMs, openai_llms
+from agent.llm.calls import LLMs, openai_llms
 from agent.memory.backends import open_checkpointer, open_store
 from agent.retrieval.knowledge_base import KnowledgeBase
 from agent.runner import Runner

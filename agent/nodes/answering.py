@@ -19,9 +19,10 @@ from agent import replies
 from agent.deps import Deps
 from agent.extractive import ExtractiveAnswer, extractive_answer
 from agent.guards import check_output
-from agent.llm import LLMError, stream_text, structured
+from agent.llm.calls import LLMError, stream_text, structured
+from agent.llm.route_models import model_for
+from agent.llm.schemas import Verdict
 from agent.memory.budget import TokenPlan, fit_texts
-from agent.models import model_for
 from agent.nodes.common import (
     RAG_ROUTES,
     degraded,
@@ -38,7 +39,6 @@ from agent.nodes.refine import missing_queries, stagnated
 from agent.nodes.routing import history_of
 from agent.progress import emit, report
 from agent.prompts import answer_messages, verdict_messages
-from agent.schemas import Verdict
 from agent.state import AgentState, Check, PoolItem
 
 _CITATION = re.compile(r"\[(\d{1,2})\]")

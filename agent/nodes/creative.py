@@ -23,8 +23,8 @@ from langgraph.runtime import Runtime
 
 from agent import replies
 from agent.deps import Deps
-from agent.llm import LLMError, invoke_with_tools, stream_text
-from agent.models import model_for
+from agent.llm.calls import LLMError, invoke_with_tools, stream_text
+from agent.llm.route_models import model_for
 from agent.nodes.answering import renumber
 from agent.nodes.common import degraded, features_of, llm_used, persona_of, pool_item, timed
 from agent.progress import emit, report

@@ -21,7 +21,8 @@ from langgraph.types import Send
 from agent.config import AgentConfig
 from agent.deps import Deps
 from agent.lead import holds_stem
-from agent.llm import LLMError, structured
+from agent.llm.calls import LLMError, structured
+from agent.llm.schemas import Review as ReviewOut
 from agent.nodes.common import config_of, degraded, llm_used, question_of, timed
 from agent.nodes.planning import loop_tasks
 from agent.nodes.websearch import web_available
@@ -29,7 +30,6 @@ from agent.progress import emit, report
 from agent.prompts import review_messages
 from agent.retrieval.embeddings import Embedder
 from agent.retrieval.tokenizer import tokenize, words
-from agent.schemas import Review as ReviewOut
 from agent.state import AgentState, PoolItem, Review
 
 Decision = Literal["enough", "loop", "web", "give_up"]

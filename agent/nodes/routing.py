@@ -18,7 +18,9 @@ from langgraph.runtime import Runtime
 
 from agent import replies
 from agent.deps import Deps
-from agent.llm import LLMError, invoke_with_tools, once_sent, stream_text, structured
+from agent.llm.calls import LLMError, invoke_with_tools, once_sent, stream_text, structured
+from agent.llm.route_models import model_for, model_name_for
+from agent.llm.schemas import Analysis
 from agent.memory.budget import TokenPlan
 from agent.memory.profile import (
     Fact,
@@ -27,7 +29,6 @@ from agent.memory.profile import (
     recall,
     user_namespace,
 )
-from agent.models import model_for, model_name_for
 from agent.nodes.common import (
     RAG_ROUTES,
     degraded,
@@ -49,7 +50,6 @@ from agent.routing.bypass import (
 )
 from agent.routing.intent import is_context_dependent, memory_command
 from agent.routing.reading import asks_for_tool, read_locally
-from agent.schemas import Analysis
 from agent.state import AgentState, Plan, SubQuestion
 from agent.tools import (
     TOOLS,
