@@ -19,7 +19,7 @@ from agent.retrieval.knowledge_base import KnowledgeBase
 if TYPE_CHECKING:
     from agent.cache import AnswerCache
     from agent.routing.intent import PrototypeRouter
-    from agent.websearch import WebSearchProvider
+    from agent.websearch.provider import WebSearchProvider
 
 
 def _now() -> datetime:

@@ -17,14 +17,14 @@ from adapters.chat.observe import observed
 from adapters.chat.services import ChatServices, learner
 from agent.config import AgentConfig, Features
 from agent.deps import Deps
-from agent.duckduckgo import DuckDuckGoSearch
 from agent.graph import build_graph
 from agent.llm.calls import LLMs, openai_llms
 from agent.memory.backends import open_checkpointer, open_store
 from agent.retrieval.knowledge_base import KnowledgeBase
 from agent.runner import Runner
 from agent.shared.link import RedisLink
-from agent.websearch import TavilySearch
+from agent.websearch.duckduckgo import DuckDuckGoSearch
+from agent.websearch.provider import TavilySearch
 from bots.parts import build_embedder as build_embedder
 from bots.parts import build_knowledge_base as build_knowledge_base
 from bots.parts import parts_in_use as parts_in_use

@@ -21,7 +21,7 @@ from agent.llm.calls import openai_llms
 from agent.memory.backends import open_checkpointer, open_store
 from agent.retrieval.knowledge_base import KnowledgeBase
 from agent.runner import Runner
-from agent.websearch import WebSearchProvider
+from agent.websearch.provider import WebSearchProvider
 from tests.fakes.openai_server import FakeOpenAI
 
 

@@ -61,7 +61,7 @@ from agent.tools.calculator import calculate
 from agent.tools.clock import asks_for_datetime
 from agent.tools.errors import ToolError
 from agent.tools.expressions import find_expression
-from agent.websearch import search_terms, trim
+from agent.websearch.provider import search_terms, trim
 
 N = 4000
 BOUND_S = 1.0  # per call; a quadratic pattern at 4,000 chars takes well under, a cubic minutes

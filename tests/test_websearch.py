@@ -9,7 +9,7 @@ import httpx
 import pytest
 import pytest_asyncio
 
-from agent.websearch import (
+from agent.websearch.provider import (
     MAX_CONTENT_CHARS,
     TavilySearch,
     WebResult,

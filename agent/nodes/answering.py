@@ -36,7 +36,7 @@ from agent.nodes.common import (
 from agent.nodes.compression import compress_all
 from agent.nodes.judging import candidates, covered
 from agent.nodes.refine import missing_queries, stagnated
-from agent.nodes.routing import history_of
+from agent.nodes.router import history_of
 from agent.progress import emit, report
 from agent.prompts import answer_messages, verdict_messages
 from agent.state import AgentState, Check, PoolItem

@@ -24,7 +24,7 @@ from agent.memory.profile import remember, user_namespace
 from agent.nodes.common import RAG_ROUTES, features_of, timed
 from agent.nodes.entry import scope_key
 from agent.nodes.judging import covered
-from agent.nodes.routing import remembered_facts
+from agent.nodes.router import remembered_facts
 from agent.state import RESET, AgentState, PoolItem
 
 log = logging.getLogger(__name__)

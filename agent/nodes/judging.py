@@ -25,7 +25,7 @@ from agent.llm.calls import LLMError, structured
 from agent.llm.schemas import Review as ReviewOut
 from agent.nodes.common import config_of, degraded, llm_used, question_of, timed
 from agent.nodes.planning import loop_tasks
-from agent.nodes.websearch import web_available
+from agent.nodes.web_search import web_available
 from agent.progress import emit, report
 from agent.prompts import review_messages
 from agent.retrieval.embeddings import Embedder

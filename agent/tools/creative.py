@@ -23,7 +23,7 @@ from agent.tools.calculator import calculate as _calculate
 from agent.tools.clock import current_datetime
 from agent.tools.errors import ToolError
 from agent.tools.pages import FetchLimits, summarize_url
-from agent.websearch import WebSearchError, WebSearchProvider
+from agent.websearch.provider import WebSearchError, WebSearchProvider
 
 DOCUMENT_HITS = 4
 WEB_HITS = 4

@@ -38,7 +38,7 @@ from agent.nodes.common import (
     timed,
 )
 from agent.nodes.entry import has_history
-from agent.nodes.retrieval import prefetch
+from agent.nodes.retrieve import prefetch
 from agent.progress import emit, report
 from agent.prompts import analysis_messages, general_messages, tools_messages
 from agent.routing.bypass import (
