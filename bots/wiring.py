@@ -24,7 +24,7 @@ from agent.retrieval.knowledge_base import KnowledgeBase
 from agent.runner import Runner
 from agent.shared.link import RedisLink
 from agent.websearch.duckduckgo import DuckDuckGoSearch
-from agent.websearch.provider import TavilySearch
+from agent.websearch.tavily import TavilySearch
 from bots.parts import build_embedder as build_embedder
 from bots.parts import build_knowledge_base as build_knowledge_base
 from bots.parts import parts_in_use as parts_in_use

@@ -19,7 +19,7 @@ from agent.events import Progress, Token, Turn
 from agent.retrieval.embeddings import UniversalSentenceEncoder
 from agent.retrieval.ingest import Ingestor
 from agent.retrieval.knowledge_base import KnowledgeBase
-from agent.websearch.provider import TavilySearch
+from agent.websearch.tavily import TavilySearch
 from tests.agent_support import (
     FOLLOW_UP_ANALYSES,
     FOLLOW_UP_ANSWERS,

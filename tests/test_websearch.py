@@ -11,11 +11,11 @@ import pytest_asyncio
 
 from agent.websearch.provider import (
     MAX_CONTENT_CHARS,
-    TavilySearch,
     WebResult,
     WebSearchError,
     WebSearchProvider,
 )
+from agent.websearch.tavily import TavilySearch
 from tests.fakes.web_search import FakeWebSearch
 
 
