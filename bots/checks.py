@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from agent.plumbing.urls import redact_url
 
 if TYPE_CHECKING:
-    from agent.shared.link import RedisLink
+    from agent.coordination.redis_connection import RedisLink
     from bots.settings import Settings
 
 Probe = Callable[[], Awaitable[str | None]]
@@ -215,7 +215,7 @@ def external_parts(
     parts: list[Part] = []
     if settings.redis_url:
         if redis is None:
-            from agent.shared.link import RedisLink
+            from agent.coordination.redis_connection import RedisLink
 
             redis = RedisLink(settings.redis_url, timeout_s=timeout_s)
             owned.append(redis)

@@ -48,8 +48,8 @@ async def _serve_chat(
     rules: ChannelRules,
     use: Callable[[ChatServices, KnowledgeBase], Awaitable[None]],
 ) -> None:
+    from agent.coordination.redis_connection import RedisUnavailableError
     from agent.memory.backends import MemoryBackendError
-    from agent.shared.link import RedisUnavailableError
     from bots.settings import BotConfigError
     from bots.sources_wiring import running_sources
     from bots.wiring import open_chat_services

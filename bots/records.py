@@ -24,7 +24,7 @@ from bots.common import fail, settings_or_exit
 if TYPE_CHECKING:  # imported when a command runs (bots/cli.py)
     from adapters.chat.feedback import FeedbackEntry, Rating
     from adapters.chat.usage import AskedQuestion, UsageRow
-    from agent.shared.link import RedisLink
+    from agent.coordination.redis_connection import RedisLink
     from bots.settings import Settings
 
 out = Console()
@@ -34,7 +34,7 @@ T = TypeVar("T")
 def _linked(url: str, retry_s: float, use: Callable[[RedisLink], Coroutine[Any, Any, T]]) -> T:
     """``use`` with a link to Redis at ``url``, checked first: an unreachable Redis ends the
     command with one line naming the URL and the fix."""
-    from agent.shared.link import RedisLink, RedisUnavailableError
+    from agent.coordination.redis_connection import RedisLink, RedisUnavailableError
 
     async def run() -> T:
         link = RedisLink(url, retry_s=retry_s)

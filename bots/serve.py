@@ -29,8 +29,8 @@ from adapters.http.signin_limit import LocalSignInLimiter, SignInLimiter, SignIn
 from adapters.http.signin_limit_redis import RedisSignInLimiter
 from adapters.http.tokens import Tokens, load_or_create_secret
 from adapters.http.turns import HttpTurns
+from agent.coordination.redis_connection import RedisLink
 from agent.retrieval.knowledge_base import KnowledgeBase
-from agent.shared.link import RedisLink
 from bots.checks import readiness
 from bots.common import on_sigterm
 from bots.ops import ops_server

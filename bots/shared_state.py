@@ -24,9 +24,9 @@ from adapters.chat.usage_redis import RedisUsageStore
 from agent.cache import AnswerCache, SqliteAnswerCache
 from agent.cache.answer_redis import RedisAnswerCache
 from agent.config import AgentConfig
-from agent.locks import FileThreadLocks, ThreadLocks
-from agent.locks_redis import RedisThreadLocks
-from agent.shared.link import RedisLink
+from agent.coordination.locks import FileThreadLocks, ThreadLocks
+from agent.coordination.locks_redis import RedisThreadLocks
+from agent.coordination.redis_connection import RedisLink
 from bots.settings import Settings
 
 

@@ -33,7 +33,7 @@ from adapters.slack.dm_redis import RedisDmConversations
 from adapters.slack.live import StreamSupport
 from adapters.slack.threads import RedisThreadRecord, SqliteThreadRecord, ThreadRecord
 from adapters.slack.turns import PLATFORM
-from agent.shared.link import RedisLink
+from agent.coordination.redis_connection import RedisLink
 from bots.checks import readiness
 from bots.common import BoundPorts, err, on_sigterm
 from bots.ops import healthz_route, ops_server, site_for

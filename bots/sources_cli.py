@@ -37,7 +37,7 @@ AllowPrivateOption = Annotated[
 
 @contextmanager
 def sync_engine(settings: Settings) -> Iterator[SourceSync]:
-    from agent.shared.link import RedisLink
+    from agent.coordination.redis_connection import RedisLink
     from agent.sources.store import SourceStoreError
     from bots.sources_wiring import open_source_sync
 

@@ -13,8 +13,8 @@ import logging
 import os
 from collections.abc import AsyncIterator, Iterator
 
+from agent.coordination.redis_connection import RedisLink
 from agent.retrieval.knowledge_base import KnowledgeBase
-from agent.shared.link import RedisLink
 from agent.sources import store, store_postgres
 from agent.sources.locks import FileSyncLock, RedisSyncLock, SyncLock
 from agent.sources.locks_postgres import PostgresSyncLock

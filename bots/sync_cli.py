@@ -78,7 +78,7 @@ async def _sync_all(
 ) -> list[SyncOutcome | None]:
     """Each source under the lock the bots' scheduler takes (``None``: another process
     holds it), so a manual sync never overlaps a bot's."""
-    from agent.shared.link import RedisLink
+    from agent.coordination.redis_connection import RedisLink
     from bots.sources_wiring import sync_lock
 
     link = (

@@ -16,13 +16,13 @@ from adapters.chat.metrics import Metrics
 from adapters.chat.observe import observed
 from adapters.chat.services import ChatServices, learner
 from agent.config import AgentConfig, Features
+from agent.coordination.redis_connection import RedisLink
 from agent.deps import Deps
 from agent.graph import build_graph
 from agent.llm.calls import LLMs, openai_llms
 from agent.memory.backends import open_checkpointer, open_store
 from agent.retrieval.knowledge_base import KnowledgeBase
 from agent.runner import Runner
-from agent.shared.link import RedisLink
 from agent.websearch.duckduckgo import DuckDuckGoSearch
 from agent.websearch.tavily import TavilySearch
 from bots.parts import build_embedder as build_embedder

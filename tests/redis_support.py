@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from agent.shared.link import RedisLink
+from agent.coordination.redis_connection import RedisLink
 from tests.servers import free_port
 
 

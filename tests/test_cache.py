@@ -22,11 +22,11 @@ import redis
 
 from agent.cache import AnswerCache, CachedAnswer, SqliteAnswerCache, normalize_question
 from agent.cache.answer_redis import RedisAnswerCache
+from agent.coordination.redis_connection import RedisLink
 from agent.nodes.entry import same_subject
 from agent.retrieval.embeddings import UniversalSentenceEncoder
 from agent.retrieval.ingest import Ingestor, document_id
 from agent.retrieval.knowledge_base import KnowledgeBase
-from agent.shared.link import RedisLink
 from tests.conftest import REPO
 
 SCOPE = "slack:T123|public"

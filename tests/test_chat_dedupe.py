@@ -14,7 +14,7 @@ import pytest
 
 from adapters.chat.dedupe import Deduper, LocalDeduper
 from adapters.chat.dedupe_redis import RedisDeduper
-from agent.shared.link import RedisLink
+from agent.coordination.redis_connection import RedisLink
 
 
 class Clock:

@@ -11,7 +11,7 @@ import pytest
 import redis
 
 from adapters.chat.dedupe_redis import RedisDeduper
-from agent.shared.link import RedisLink
+from agent.coordination.redis_connection import RedisLink
 from tests.redis_support import RedisServer
 
 

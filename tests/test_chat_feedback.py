@@ -17,8 +17,8 @@ from typer.testing import CliRunner
 
 from adapters.chat.feedback import AnswerRecord, FeedbackStore, SqliteFeedbackStore
 from adapters.chat.feedback_redis import RedisFeedbackStore
+from agent.coordination.redis_connection import RedisLink
 from agent.events import Final, Source, Turn
-from agent.shared.link import RedisLink
 from bots.cli import app
 
 TURN = Turn(

@@ -13,7 +13,7 @@ import pytest
 
 from adapters.chat.queue import Handler, Job, LocalTurnQueue
 from adapters.chat.queue_redis import RedisTurnQueue
-from agent.shared.link import RedisLink
+from agent.coordination.redis_connection import RedisLink
 from tests.redis_support import RedisServer
 from tests.slack_support import until
 

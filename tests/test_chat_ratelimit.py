@@ -14,7 +14,7 @@ import redis
 from adapters.chat.phrases import phrase
 from adapters.chat.ratelimit import LocalRateLimiter, refusal
 from adapters.chat.ratelimit_redis import RedisRateLimiter
-from agent.shared.link import RedisLink
+from agent.coordination.redis_connection import RedisLink
 from tests.redis_support import RedisServer
 
 USER = "slack:T1:U1"

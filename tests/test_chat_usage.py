@@ -27,8 +27,8 @@ from adapters.chat.usage import (
     user_key,
 )
 from adapters.chat.usage_redis import RedisUsageStore
+from agent.coordination.redis_connection import RedisLink
 from agent.events import Final, Source, Turn, Usage
-from agent.shared.link import RedisLink
 
 # 2026-11-03 23:59:30 UTC: 08:59 the next morning in Seoul, still the 3rd in UTC.
 LATE = dt.datetime(2026, 11, 3, 23, 59, 30, tzinfo=dt.UTC).timestamp()

@@ -17,9 +17,9 @@ from pathlib import Path
 from adapters.chat.observe import observed
 from adapters.chat.usage import SqliteUsageStore
 from adapters.chat.usage_redis import RedisUsageStore
+from agent.coordination.redis_connection import RedisLink
 from agent.events import Final
 from agent.retrieval.knowledge_base import KnowledgeBase
-from agent.shared.link import RedisLink
 from tests.agent_support import agent, script_answer
 from tests.fakes.openai_server import FakeOpenAI
 from tests.redis_support import RedisServer

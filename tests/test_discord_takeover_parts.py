@@ -34,8 +34,8 @@ from adapters.discord.queued_messages import (
 )
 from adapters.discord.turns import Place
 from agent.cache.sqlite import SqliteAnswerCache
+from agent.coordination.redis_connection import RedisLink
 from agent.retrieval.knowledge_base import KnowledgeBase
-from agent.shared.link import RedisLink
 from tests.agent_support import script_answer
 from tests.chat_support import chat_services
 from tests.discord_support import Bot, discord_bot, has_feedback, until

@@ -12,9 +12,9 @@ import pytest
 from aiohttp import web
 
 from adapters.chat.metrics import Metrics
+from agent.coordination.redis_connection import RedisLink
 from agent.events import Final, Turn, Usage
 from agent.plumbing.urls import redact_url as redact
-from agent.shared.link import RedisLink
 from bots.checks import Readiness, external_parts, readiness
 from bots.ops import healthz_route, ops_server, start_ops_server
 from bots.settings import Settings

@@ -21,8 +21,8 @@ import pytest
 from adapters.chat.queue import Job
 from adapters.chat.queue_redis import RedisTurnQueue
 from adapters.slack.turns import incoming
+from agent.coordination.redis_connection import RedisLink
 from agent.retrieval.knowledge_base import KnowledgeBase
-from agent.shared.link import RedisLink
 from tests.chat_support import chat_services
 from tests.discord_support import Bot, discord_bot
 from tests.fakes.discord_payloads import BOT_ID

@@ -19,8 +19,8 @@ from adapters.chat.feedback import AnswerRecord, SqliteFeedbackStore
 from adapters.chat.feedback_redis import RedisFeedbackStore
 from adapters.chat.usage import SqliteUsageStore, UsageStore, day_of
 from adapters.chat.usage_redis import RedisUsageStore
+from agent.coordination.redis_connection import RedisLink
 from agent.events import Final, Source, Turn, Usage
-from agent.shared.link import RedisLink
 from bots.cli import app
 from tests.servers import free_port
 

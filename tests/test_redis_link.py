@@ -9,7 +9,7 @@ import logging
 import pytest
 import redis.asyncio as aredis
 
-from agent.shared.link import RedisLink, RedisUnavailableError
+from agent.coordination.redis_connection import RedisLink, RedisUnavailableError
 from tests.redis_support import RedisServer
 from tests.servers import free_port
 
@@ -27,7 +27,7 @@ async def test_runs_on_redis_then_falls_back_during_an_outage_and_recovers(
 ) -> None:
     assert await redis_link.attempt(_incr, _local, what="counting") == "1"
     redis_server.stop()
-    with caplog.at_level(logging.WARNING, logger="agent.shared.link"):
+    with caplog.at_level(logging.WARNING, logger="agent.coordination.redis_connection"):
         assert await redis_link.attempt(_incr, _local, what="counting") == "local"
         assert redis_link.down
         assert await redis_link.attempt(_incr, _local, what="counting") == "local"

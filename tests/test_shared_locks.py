@@ -15,10 +15,11 @@ from pathlib import Path
 import pytest
 import redis
 
+from agent.coordination.locks import LockLostError
+from agent.coordination.locks_redis import RedisThreadLocks
+from agent.coordination.redis_connection import RedisLink
 from agent.events import Turn
-from agent.locks_redis import LockLostError, RedisThreadLocks
 from agent.retrieval.knowledge_base import KnowledgeBase
-from agent.shared.link import RedisLink
 from tests.agent_support import agent, script_answer
 from tests.conftest import REPO
 from tests.fakes.openai_server import FakeOpenAI
@@ -119,8 +120,8 @@ async def test_a_dead_workers_lease_lapses_by_itself(redis_link: RedisLink) -> N
 async def test_a_killed_worker_process_leaves_no_lock_behind(redis_link: RedisLink) -> None:
     script = (
         "import asyncio, sys\n"
-        "from agent.shared.link import RedisLink\n"
-        "from agent.locks_redis import RedisThreadLocks\n"
+        "from agent.coordination.redis_connection import RedisLink\n"
+        "from agent.coordination.locks_redis import RedisThreadLocks\n"
         "async def main():\n"
         "    link = RedisLink(sys.argv[1], prefix=sys.argv[2])\n"
         "    async with RedisThreadLocks(link, ttl_s=0.6).hold(sys.argv[3]):\n"

@@ -10,7 +10,7 @@ import pytest
 from adapters.http.passwords import PasswordChecks, PasswordChecksBusy
 from adapters.http.signin_limit import LocalSignInLimiter, SignInPolicy
 from adapters.http.signin_limit_redis import RedisSignInLimiter
-from agent.shared.link import RedisLink
+from agent.coordination.redis_connection import RedisLink
 
 POLICY = SignInPolicy(per_account=2, per_address=3, lockout_s=10, max_lockout_s=35, window_s=100)
 

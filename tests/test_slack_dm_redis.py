@@ -12,7 +12,7 @@ import pytest
 from adapters.slack.dm import DmConversations
 from adapters.slack.dm_redis import RedisDmConversations
 from adapters.slack.turns import Incoming
-from agent.shared.link import RedisLink
+from agent.coordination.redis_connection import RedisLink
 
 DM = "D0DMREDIS"
 

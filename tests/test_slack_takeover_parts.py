@@ -28,9 +28,9 @@ from adapters.slack.blocks import final_messages
 from adapters.slack.bot import ANSWER, ASK, REPLY_KIND, REPLY_TS, SlackBot
 from adapters.slack.response_url import digest
 from adapters.slack.turns import incoming
+from agent.coordination.redis_connection import RedisLink
 from agent.events import Final
 from agent.retrieval.knowledge_base import KnowledgeBase
-from agent.shared.link import RedisLink
 from tests.agent_support import script_answer
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_server import TEAM, FakeSlack, Message

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from adapters.slack.threads import RedisThreadRecord, SqliteThreadRecord, ThreadRecord
-from agent.shared.link import RedisLink
+from agent.coordination.redis_connection import RedisLink
 
 THREAD = "T1:C1:1700000000.000100"
 

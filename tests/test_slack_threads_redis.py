@@ -13,7 +13,7 @@ import pytest
 import redis
 
 from adapters.slack.threads import RedisThreadRecord, SqliteThreadRecord
-from agent.shared.link import RedisLink
+from agent.coordination.redis_connection import RedisLink
 from tests.redis_support import RedisServer
 
 THREAD = "T1:C1:1700000000.000100"

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from agent.coordination.redis_connection import RedisLink
 from agent.retrieval.knowledge_base import KnowledgeBase
-from agent.shared.link import RedisLink
 from agent.sources.locks import FileSyncLock, RedisSyncLock
 from agent.sources.locks_postgres import PostgresSyncLock
 from agent.sources.scheduler import SourceScheduler

@@ -11,9 +11,10 @@ import uuid
 import pytest
 
 from adapters.chat.queue import Job, LocalTurnQueue, Tasks
-from agent.locks_redis import LockLostError, RedisThreadLocks
+from agent.coordination.locks import LockLostError
+from agent.coordination.locks_redis import RedisThreadLocks
+from agent.coordination.redis_connection import RedisLink
 from agent.plumbing.stopping import cancel_until_done, deadline
-from agent.shared.link import RedisLink
 
 THREAD = "slack:T1:C1:1700000000.9"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import redis.asyncio as aredis
 
 from adapters.chat.dedupe import LocalDeduper
-from agent.shared.link import RedisLink
+from agent.coordination.redis_connection import RedisLink
 
 # KEYS: the delivery's keys. ARGV: ttl ms. Checking and remembering every key in one
 # step: two workers handed the same delivery at the same moment cannot both find it

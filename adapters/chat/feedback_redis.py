@@ -38,7 +38,7 @@ from adapters.chat.feedback import (
     Rating,
     SqliteFeedbackStore,
 )
-from agent.shared.link import RedisLink
+from agent.coordination.redis_connection import RedisLink
 
 KEEP_S = 400 * 86400
 KEEP_UNVOTED_S = 90 * 86400

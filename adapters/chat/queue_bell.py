@@ -16,7 +16,7 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 
-from agent.shared.link import UNREACHABLE, RedisLink
+from agent.coordination.redis_connection import UNREACHABLE, RedisLink
 
 log = logging.getLogger(__name__)
 

@@ -42,8 +42,8 @@ from redis.exceptions import ResponseError
 from adapters.chat import queue_scripts as scripts
 from adapters.chat.queue import Handler, Job, LocalTurnQueue, Tasks, answer
 from adapters.chat.queue_bell import ThreadBell
+from agent.coordination.redis_connection import UNREACHABLE, RedisLink
 from agent.plumbing.log_context import bind
-from agent.shared.link import UNREACHABLE, RedisLink
 
 log = logging.getLogger(__name__)
 

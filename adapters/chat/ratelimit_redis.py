@@ -8,7 +8,7 @@ import itertools
 import redis.asyncio as aredis
 
 from adapters.chat.ratelimit import LocalRateLimiter
-from agent.shared.link import RedisLink
+from agent.coordination.redis_connection import RedisLink
 
 # KEYS: the user's log (a sorted set of admitted times, ms). ARGV: window ms, limit,
 # a unique member. Trimming, counting and adding in one step: two workers admitting

@@ -18,10 +18,10 @@ from adapters.chat.metrics import Metrics
 from adapters.chat.queue import LocalTurnQueue, TurnQueue
 from adapters.chat.ratelimit import LocalRateLimiter, RateLimiter
 from adapters.chat.usage import UsageStore
+from agent.coordination.redis_connection import RedisLink
 from agent.retrieval.catalog import DocumentRecord
 from agent.retrieval.ingest import FileResult, IngestItem, Ingestor
 from agent.retrieval.knowledge_base import KnowledgeBase
-from agent.shared.link import RedisLink
 
 Learn = Callable[[IngestItem, str], FileResult]
 """Ingest one document into a scope (a file shared with the bot); blocking."""

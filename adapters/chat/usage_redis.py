@@ -50,8 +50,8 @@ from adapters.chat.usage import (
     merge,
     usage_rows,
 )
+from agent.coordination.redis_connection import RedisLink
 from agent.events import Final, Turn
-from agent.shared.link import RedisLink
 
 _COUNTERS = ("requests", "prompt", "completion")
 

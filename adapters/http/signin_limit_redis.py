@@ -6,7 +6,7 @@ from __future__ import annotations
 import redis.asyncio as aredis
 
 from adapters.http.signin_limit import LocalSignInLimiter, SignInPolicy
-from agent.shared.link import RedisLink
+from agent.coordination.redis_connection import RedisLink
 
 # Redis's own clock (TIME) is the one every worker shares. Each key is a hash: f = failures,
 # u = locked until (ms). It expires window_ms after the lock ends, which forgets the count.

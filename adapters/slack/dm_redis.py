@@ -22,7 +22,7 @@ import redis.asyncio as aredis
 
 from adapters.slack.dm import KEEP_S, DmConversations, dm_key, is_dm
 from adapters.slack.turns import Incoming
-from agent.shared.link import RedisLink
+from agent.coordination.redis_connection import RedisLink
 
 
 class RedisDmConversations:

@@ -19,8 +19,8 @@ from typing import Protocol
 
 import redis.asyncio as aredis
 
+from agent.coordination.redis_connection import RedisLink
 from agent.plumbing.sqlite_tx import immediate
-from agent.shared.link import RedisLink
 
 
 class ThreadRecord(Protocol):

@@ -37,7 +37,7 @@ from agent.cache.answer import (
     outdated,
 )
 from agent.cache.index import Matrix, unit_vector
-from agent.shared.link import RedisLink
+from agent.coordination.redis_connection import RedisLink
 
 T = TypeVar("T")
 

@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 
 import redis.asyncio as aredis
 
-from agent.locks import LocalThreadLocks
+from agent.coordination.locks import LocalThreadLocks, LockLostError
+from agent.coordination.redis_connection import RedisLink
 from agent.plumbing.stopping import AGAIN_EVERY_S
-from agent.shared.link import RedisLink
 
 log = logging.getLogger(__name__)
 
@@ -73,10 +73,6 @@ return 0
 _FENCE_KEEP_MS = 7 * 86_400_000
 
 
-class LockLostError(RuntimeError):
-    """The thread's Redis lease lapsed and another worker took the thread."""
-
-
 @dataclass
 class _Lease:
     thread_id: str
@@ -91,7 +87,7 @@ class _Lease:
 
 
 class RedisThreadLocks:
-    """:class:`~agent.locks.ThreadLocks` shared by every worker through Redis."""
+    """:class:`~agent.coordination.locks.ThreadLocks` shared by every worker through Redis."""
 
     def __init__(self, link: RedisLink, *, ttl_s: float = 30.0) -> None:
         if ttl_s <= 0:
