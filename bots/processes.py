@@ -75,7 +75,7 @@ async def _serve_chat(
                 with startup_objects_frozen(), on_sigterm(stop):
                     # Sources sync on their schedule in every long-running process:
                     # the bots and the HTTP service alike.
-                    async with running_sources(settings, kb, services.link):
+                    async with running_sources(settings, kb, services.redis):
                         await use(services, kb)
         except (MemoryBackendError, BotConfigError, RedisUnavailableError) as exc:
             raise fail(str(exc)) from None

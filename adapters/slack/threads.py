@@ -19,7 +19,7 @@ from typing import Protocol
 
 import redis.asyncio as aredis
 
-from agent.coordination.redis_connection import RedisLink
+from agent.coordination.redis_connection import RedisConnection as RedisLink
 from agent.plumbing.sqlite_tx import immediate
 
 

@@ -37,7 +37,7 @@ from agent.cache.answer import (
     outdated,
 )
 from agent.cache.index import Matrix, unit_vector
-from agent.coordination.redis_connection import RedisLink
+from agent.coordination.redis_connection import RedisConnection as RedisLink
 
 T = TypeVar("T")
 

@@ -20,7 +20,7 @@ from typing import Protocol
 
 import redis.asyncio as aredis
 
-from agent.coordination.redis_connection import RedisLink
+from agent.coordination.redis_connection import RedisConnection as RedisLink
 
 # Compare-and-act in one step: between a GET and a DEL the lease could change hands.
 _RELEASE = (
