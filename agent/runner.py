@@ -34,10 +34,9 @@ from agent.events import (
     quote_of,
 )
 from agent.memory.backends import prune_thread
-from agent.nodes.common import RAG_ROUTES
 from agent.plumbing import log_context
 from agent.plumbing.stopping import deadline
-from agent.state import PoolItem, TurnInput, fresh_turn, updated
+from agent.state import RAG_ROUTES, PoolItem, TurnInput, fresh_turn, updated
 
 log = logging.getLogger(__name__)
 

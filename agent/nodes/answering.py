@@ -24,10 +24,8 @@ from agent.llm.route_models import model_for
 from agent.llm.schemas import Verdict
 from agent.memory.budget import TokenPlan, fit_texts
 from agent.nodes.common import (
-    RAG_ROUTES,
     degraded,
     features_of,
-    hit_of,
     llm_used,
     persona_of,
     question_of,
@@ -39,7 +37,7 @@ from agent.nodes.refine import missing_queries, stagnated
 from agent.nodes.router import history_of
 from agent.progress import emit, report
 from agent.prompts import answer_messages, verdict_messages
-from agent.state import AgentState, Check, PoolItem
+from agent.state import RAG_ROUTES, AgentState, Check, PoolItem, hit_of
 
 _CITATION = re.compile(r"\[(\d{1,2})\]")
 

@@ -26,11 +26,11 @@ from agent.deps import Deps
 from agent.llm.calls import LLMError, invoke_with_tools, stream_text
 from agent.llm.route_models import model_for
 from agent.nodes.answering import renumber
-from agent.nodes.common import degraded, features_of, llm_used, persona_of, pool_item, timed
+from agent.nodes.common import degraded, features_of, llm_used, persona_of, timed
 from agent.progress import emit, report
 from agent.prompts import creative_messages
 from agent.retrieval.knowledge_base import SearchOptions
-from agent.state import AgentState, PoolItem
+from agent.state import AgentState, PoolItem, pool_item
 from agent.tools.creative import ToolBox
 from agent.tools.pages import FetchLimits
 

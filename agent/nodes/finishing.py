@@ -21,11 +21,11 @@ from agent.deps import Deps
 from agent.events import quote_of
 from agent.memory.history import extractive_summary, select_for_trim
 from agent.memory.profile import remember, user_namespace
-from agent.nodes.common import RAG_ROUTES, features_of, timed
+from agent.nodes.common import features_of, timed
 from agent.nodes.entry import scope_key
 from agent.nodes.judging import covered
 from agent.nodes.router import remembered_facts
-from agent.state import RESET, AgentState, PoolItem
+from agent.state import RAG_ROUTES, RESET, AgentState, PoolItem
 
 log = logging.getLogger(__name__)
 

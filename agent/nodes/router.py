@@ -30,7 +30,6 @@ from agent.memory.profile import (
     user_namespace,
 )
 from agent.nodes.common import (
-    RAG_ROUTES,
     degraded,
     features_of,
     llm_used,
@@ -50,7 +49,7 @@ from agent.routing.bypass import (
 )
 from agent.routing.intent import is_context_dependent, memory_command
 from agent.routing.reading import asks_for_tool, read_locally
-from agent.state import AgentState, Plan, SubQuestion
+from agent.state import RAG_ROUTES, AgentState, Plan, SubQuestion
 from agent.tools import (
     TOOLS,
     ToolError,
