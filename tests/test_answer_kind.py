@@ -9,8 +9,8 @@ import pytest
 
 from agent.answer_kind import asked_kind, holds_kind, without_asking
 from agent.lead import focus_terms, judge_lead
-from agent.progress import message
 from agent.routing.bypass import without_pleasantries
+from agent.wording.progress import message
 
 
 @pytest.mark.parametrize(

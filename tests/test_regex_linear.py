@@ -35,7 +35,6 @@ from agent.memory.budget import count_tokens
 from agent.memory.extraction import extract_facts_locally
 from agent.memory.profile import kind_named
 from agent.nodes.compression import compress
-from agent.replies import smalltalk
 from agent.retrieval.chunking import chunk_document
 from agent.retrieval.embeddings import UniversalSentenceEncoder
 from agent.retrieval.loaders import LoadError, load_document, markdown_sections
@@ -62,6 +61,7 @@ from agent.tools.clock import asks_for_datetime
 from agent.tools.errors import ToolError
 from agent.tools.expressions import find_expression
 from agent.websearch.provider import search_terms, trim
+from agent.wording.replies import smalltalk
 
 N = 4000
 BOUND_S = 1.0  # per call; a quadratic pattern at 4,000 chars takes well under, a cubic minutes

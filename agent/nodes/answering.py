@@ -15,7 +15,6 @@ from typing import Any, NamedTuple
 
 from langgraph.runtime import Runtime
 
-from agent import replies
 from agent.deps import Deps
 from agent.extractive import ExtractiveAnswer, extractive_answer
 from agent.guards import check_output
@@ -35,9 +34,10 @@ from agent.nodes.compression import compress_all
 from agent.nodes.judging import candidates, covered
 from agent.nodes.refine import missing_queries, stagnated
 from agent.nodes.router import history_of
-from agent.progress import emit, report
 from agent.prompts import answer_messages, verdict_messages
 from agent.state import RAG_ROUTES, AgentState, Check, PoolItem, hit_of
+from agent.wording import replies
+from agent.wording.progress import emit, report
 
 _CITATION = re.compile(r"\[(\d{1,2})\]")
 

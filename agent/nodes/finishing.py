@@ -16,7 +16,6 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, RemoveMessage
 from langgraph.runtime import Runtime
 
-from agent import replies
 from agent.deps import Deps
 from agent.events import quote_of
 from agent.memory.history import extractive_summary, select_for_trim
@@ -26,6 +25,7 @@ from agent.nodes.entry import scope_key
 from agent.nodes.judging import covered
 from agent.nodes.router import remembered_facts
 from agent.state import RAG_ROUTES, RESET, AgentState, PoolItem
+from agent.wording import replies
 
 log = logging.getLogger(__name__)
 

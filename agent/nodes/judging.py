@@ -26,11 +26,11 @@ from agent.llm.schemas import Review as ReviewOut
 from agent.nodes.common import config_of, degraded, llm_used, question_of, timed
 from agent.nodes.planning import loop_tasks
 from agent.nodes.web_search import web_available
-from agent.progress import emit, report
 from agent.prompts import review_messages
 from agent.retrieval.embeddings import Embedder
 from agent.retrieval.tokenizer import tokenize, words
 from agent.state import AgentState, PoolItem, Review
+from agent.wording.progress import emit, report
 
 Decision = Literal["enough", "loop", "web", "give_up"]
 REVIEW_LIMIT = 12  # passages shown to the judge

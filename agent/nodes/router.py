@@ -16,7 +16,6 @@ from typing import Any
 from langchain_core.messages import BaseMessage, ToolMessage
 from langgraph.runtime import Runtime
 
-from agent import replies
 from agent.deps import Deps
 from agent.llm.calls import LLMError, invoke_with_tools, once_sent, stream_text, structured
 from agent.llm.route_models import model_for, model_name_for
@@ -38,7 +37,6 @@ from agent.nodes.common import (
 )
 from agent.nodes.entry import has_history
 from agent.nodes.retrieve import prefetch
-from agent.progress import emit, report
 from agent.prompts import analysis_messages, general_messages, tools_messages
 from agent.routing.bypass import (
     ANY_QUESTION,
@@ -57,6 +55,8 @@ from agent.tools import (
     current_datetime,
     find_expression,
 )
+from agent.wording import replies
+from agent.wording.progress import emit, report
 
 log = logging.getLogger(__name__)
 
