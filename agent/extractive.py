@@ -14,12 +14,12 @@ from dataclasses import dataclass
 
 from agent.answer_kind import STRICT, asked_kind, holds_kind
 from agent.glossary.glossary import Glossary
-from agent.language import Language, detect_language
 from agent.lead import TermIds, judge_lead
 from agent.retrieval.embeddings import Embedder
 from agent.retrieval.tokenizer import tokenize, words
 from agent.retrieval.types import Chunk, SearchHit
 from agent.sentences import blocks, is_row, split_block
+from agent.wording.language import Language, detect_language
 
 # How a sentence is scored against the question, tuned with `teamrag eval` on 300 KorQuAD and
 # 300 XQuAD questions (benchmarks/README.md): share of the question's terms, weighted by

@@ -30,7 +30,6 @@ from agent.extractive import extractive_answer
 from agent.guards.input import check_input
 from agent.guards.normalize import normalise, spelled_runs, variants, visible
 from agent.guards.output import check_output
-from agent.language import detect_language
 from agent.memory.budget import count_tokens
 from agent.memory.extraction import extract_facts_locally
 from agent.memory.profile import kind_named
@@ -61,6 +60,7 @@ from agent.tools.clock import asks_for_datetime
 from agent.tools.errors import ToolError
 from agent.tools.expressions import find_expression
 from agent.websearch.provider import search_terms, trim
+from agent.wording.language import detect_language
 from agent.wording.replies import smalltalk
 
 N = 4000

@@ -47,7 +47,7 @@ CREATE TABLE IF NOT EXISTS chunks (
     page INTEGER,
     heading TEXT NOT NULL,
     link TEXT,
-    -- 'ko' or 'en' (agent.language.detect_language on the chunk text), for cross-language fusion
+    -- 'ko' or 'en' (agent/wording/language.py on the chunk text), for cross-language fusion
     lang TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS chunks_by_doc ON chunks (doc_id, seq);
