@@ -25,8 +25,9 @@ import pytest
 
 from adapters.chat.split import split_text
 from adapters.slack.markup import plain_question
+from agent.answers.extractive import extractive_answer
+from agent.answers.sentences import blocks, is_row, split_sentences
 from agent.cache.answer import normalize_question
-from agent.extractive import extractive_answer
 from agent.guards.input import check_input
 from agent.guards.normalize import normalise, spelled_runs, variants, visible
 from agent.guards.output import check_output
@@ -51,7 +52,6 @@ from agent.routing.intent import (
     is_context_dependent,
     memory_command,
 )
-from agent.sentences import blocks, is_row, split_sentences
 from agent.sources.code_comments import comments_text
 from agent.sources.git import line_range
 from agent.sources.web import page_links

@@ -15,8 +15,8 @@ from typing import Any, NamedTuple
 
 from langgraph.runtime import Runtime
 
+from agent.answers.extractive import ExtractiveAnswer, extractive_answer
 from agent.deps import Deps
-from agent.extractive import ExtractiveAnswer, extractive_answer
 from agent.guards import check_output
 from agent.llm.calls import LLMError, stream_text, structured
 from agent.llm.route_models import model_for
@@ -89,7 +89,7 @@ class Quoted(NamedTuple):
 async def quote(state: AgentState, deps: Deps, items: list[PoolItem]) -> Quoted:
     """The extractive answer: quoted sentences with [n] pointing into ``items``. It says
     the documents do not answer unless the sentence it leads with answers the question
-    (agent/lead.py): what the reader sees first decides, not the passages around it."""
+    (agent/answers/lead.py): what the reader sees first decides, not the passages around it."""
     if not items:
         return Quoted(replies.text("nothing_found", state["language"]), False)
     not_covered = replies.text("not_covered", state["language"])

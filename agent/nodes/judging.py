@@ -18,9 +18,9 @@ import numpy as np
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
+from agent.answers.lead import holds_stem
 from agent.config import AgentConfig
 from agent.deps import Deps
-from agent.lead import holds_stem
 from agent.llm.calls import LLMError, structured
 from agent.llm.schemas import Review as ReviewOut
 from agent.nodes.common import config_of, degraded, llm_used, question_of, timed
