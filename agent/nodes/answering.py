@@ -26,6 +26,7 @@ from agent.nodes.common import (
     RAG_ROUTES,
     degraded,
     features_of,
+    glossary_pairs,
     hit_of,
     llm_used,
     persona_of,
@@ -155,6 +156,8 @@ async def generate(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
     fitted = [item | {"text": text} for item, text in zip(items, texts, strict=False)]
     plan = state.get("plan")
     style = plan["answer_style"] if plan else "normal"
+    # The team's spelling of the terms the question or the passages name.
+    glossary = await glossary_pairs(deps, question_of(state), texts, language=language)
     messages = answer_messages(
         question_of(state),
         fitted,
@@ -166,6 +169,7 @@ async def generate(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
         feedback=state.get("feedback", ""),
         persona=persona_of(state, deps),
         history_budget=plan_tokens.history,
+        glossary=glossary,
     )
 
     def on_token(text: str) -> None:

@@ -32,6 +32,7 @@ from agent.nodes.common import (
     RAG_ROUTES,
     degraded,
     features_of,
+    glossary_pairs,
     llm_used,
     persona_of,
     timed,
@@ -219,6 +220,7 @@ async def _route(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
             today,
             history_budget=TokenPlan.for_context(deps.config.context_tokens).history,
             persona=persona_of(state, deps),
+            glossary=await glossary_pairs(deps, question),
         )
         # The request goes out first; the search of the question then runs during the call.
         call = await once_sent(structured(deps.llms.fast, Analysis, messages))
