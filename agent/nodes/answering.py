@@ -99,7 +99,7 @@ async def quote(state: AgentState, deps: Deps, items: list[PoolItem]) -> Quoted:
     question = question_of(state)
     # A follow-up searched with the earlier question: quote for what it adds.
     rewritten = state.get("needs_history") and question != state["question"]
-    follow_up = state["question"] if rewritten else None
+    follow_up = question if rewritten else None
     answers = [m for m in history_of(state) if m.type == "ai"] if follow_up else []
     said = str(answers[-1].content) if answers else ""
 
