@@ -48,7 +48,8 @@ from agent.routing.bypass import (
     match_needed,
     without_pleasantries,
 )
-from agent.routing.followup import encoder_similarity, resolve
+from agent.routing.counterparts import encoder_similarity
+from agent.routing.followup import resolve
 from agent.routing.intent import is_context_dependent, memory_command
 from agent.routing.reading import asks_for_tool, read_locally
 from agent.schemas import Analysis

@@ -5,11 +5,10 @@ A follow-up says only what changed; the previous question says the rest. Grammar
 which of three readings a message has, never the topic's words:
 
 - **contrast**: the message names a new focus and nothing else ("what about sev2?", "and the
-  password?", "주말은요?"). It takes the place of its counterpart in the previous question,
-  which keeps its question word and so the kind of answer it asks for. The counterpart is
-  the token of the same shape (sev1 for sev2, p1 for p0), else the previous question's
-  word nearest in meaning to the multilingual encoder (평일 for 주말, name for password);
-  a focus with no clear counterpart is added to the previous question.
+  password?", "주말은요?"). It takes the place of its counterpart in the previous question
+  (:mod:`agent.routing.counterparts`: sev1 for sev2, 평일 for 주말, name for password),
+  which keeps its question word and so the kind of answer it asks for; a focus with no
+  clear counterpart is added to the previous question.
 - **condition**: the message is a condition alone ("토요일에 출근해서 일하면요?", "what if I'm
   remote?"). It replaces the previous question's condition, or is added to it.
 - **carry**: the message asks a question of its own ("넘긴 건 언제까지 써야 돼요?", "and if
@@ -24,28 +23,33 @@ a message longer than a follow-up is not rewritten word by word at all.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Literal, NamedTuple
 
-import numpy as np
-import numpy.typing as npt
-
 from agent.answer_kind import asked_kind, without_asking
-from agent.retrieval.embeddings import Embedder
 from agent.retrieval.tokenizer import words
 from agent.routing.bypass import without_pleasantries
+from agent.routing.counterparts import (
+    COUNTERPART,
+    EN_ASKS,
+    KO_ASKS,
+    PUNCT,
+    Similarity,
+    asks,
+    has_hangul,
+    pair,
+    slots_of,
+    split_token,
+)
 from agent.routing.intent import is_acknowledgement, is_context_dependent
 
 Reading = Literal["contrast", "condition", "carry", "appended"]
-
-# Cosines between the rows of the first list of texts and the rows of the second.
-Similarity = Callable[[Sequence[str], Sequence[str]], npt.NDArray[np.float32]]
 
 
 class Resolution(NamedTuple):
     question: str  # the follow-up as a question of its own
     previous: str  # the earlier question it was read against (itself resolved)
-    reading: Reading
+    reading: Reading  # "appended": no counterpart found, the focus was added
 
 
 # A follow-up is a short message. A longer one that is still context dependent is
@@ -55,16 +59,8 @@ _MAX_CHARS = 200
 _MAX_PREVIOUS_CHARS = 400
 # A follow-up of a follow-up is read against the one before it, this far back.
 _MAX_DEPTH = 3
-# Word cosines of the multilingual encoder between a focus and its counterpart. On probes
-# of our own (not the benchmark's): weekend/weekday 0.78, 주말/평일 0.56, contractors/employees
-# 0.60, 계약직/정규직 0.47, password/name (of the wifi) 0.45; unrelated words of the same
-# question 0.15-0.39. The nearest word must also stand out from the next one.
-_COUNTERPART = 0.42
-_MARGIN = 0.03
 
-_PUNCT = "?？!！.。,~… "
 _I = re.IGNORECASE
-
 # Openings that tie the message to the one before and carry no content of their own.
 _EN_LEAD = re.compile(
     r"^(?:(?:and|or|but|also|so|then|ok|okay|oh|well|hmm|same|plus)\b[\s,]*)+", _I
@@ -74,16 +70,6 @@ _EN_CONDITION = re.compile(r"^(?:what\s+)?(?:if|when|while|in case)\b", _I)
 _EN_TAIL = re.compile(r"\s+(?:too|as well|also|then)\s*$", _I)
 _KO_LEAD = re.compile(
     r"^(?:(?:그리고|그럼|그러면|그렇다면|근데|그런데|그래서|아니면|또|참|아|음|혹시)(?![가-힣])[\s,]*)+"
-)
-# Question words: the follow-up that has one asks its own question.
-_EN_ASKS = re.compile(
-    r"\b(?:who|whom|whose|what|whats|when|where|wheres|which|why|how|hows)\b"
-    r"|^(?:is|are|was|were|do|does|did|can|could|will|would|should|shall|may|might|must"
-    r"|has|have|had|am)\b",
-    _I,
-)
-_KO_ASKS = re.compile(
-    r"(?<![가-힣])(?:누구|누가|언제|어디|얼마|몇|무슨|어느|어떤|어떻|어떡|왜|뭐|뭘|무엇|며칠)"
 )
 # Words that point back: the message is about the same thing, not a new focus.
 _EN_POINTS_BACK = re.compile(r"\b(?:it|its|they|them|their|she|her|he|him|his|that|this)\b", _I)
@@ -98,26 +84,6 @@ _KO_TOPIC_END = re.compile(
 _KO_CONDITION_END = re.compile(r"(?:면|으면)요?$")
 _KO_WHEN_WORD = re.compile(r"^(?:때|경우)(?:에|엔|에는|는|은|도)?요?$")
 _KO_PREDICATE_END = re.compile(r"(?:요|까|니|냐|나|죠|지|줘|래|다|야|해|돼|어|아)$")
-_KO_PARTICLE = re.compile(
-    r"(?:은|는|이|가|을|를|도|만|에|에는|엔|에서|에서는|에선|으로|로|으로는|로는|와|과|랑|이랑"
-    r"|하고|의)$"
-)
-_EN_SUBJECT = re.compile(r"i|we|you|they|he|she|who|people|someone|everyone", _I)
-_LATIN_WORD = re.compile(r"[A-Za-z][\w.+-]{0,40}")
-# A token of a labelled series: sev1, p0, v2, "tier-3".
-_SHAPE = re.compile(r"([A-Za-z]{1,12})[-_]?(\d{1,4})")
-
-
-def encoder_similarity(embedder: Embedder) -> Similarity:
-    """Cosines between short texts by the multilingual encoder: a few ms for the handful
-    of words a follow-up and the previous question hold."""
-
-    def similarity(first: Sequence[str], second: Sequence[str]) -> npt.NDArray[np.float32]:
-        rows = embedder.embed_documents([*first, *second])
-        cosines: npt.NDArray[np.float32] = rows[: len(first)] @ rows[len(first) :].T
-        return cosines
-
-    return similarity
 
 
 def resolve(
@@ -137,7 +103,7 @@ def _resolve(
     text = message.strip()
     if len(text) > _MAX_CHARS:
         return Resolution(f"{previous} {text}", previous, "appended")
-    korean = _has_hangul(text)
+    korean = has_hangul(text)
     core, contrast_lead = _core(text, korean)
     if not core:
         return Resolution(previous, previous, "carry")
@@ -158,11 +124,14 @@ def _previous_question(
     earlier: Sequence[str], similarity: Similarity | None, depth: int
 ) -> str | None:
     """The last earlier message that asks something, itself resolved if it was a follow-up."""
-    asked = [m for m in earlier if m.strip() and not is_acknowledgement(m)]
-    if not asked:
+    cut = [m.strip()[:_MAX_PREVIOUS_CHARS] for m in earlier]
+    at = next(
+        (i for i in range(len(cut) - 1, -1, -1) if cut[i] and not is_acknowledgement(cut[i])), None
+    )
+    if at is None:
         return None
-    last = without_pleasantries(asked[-1].strip())[:_MAX_PREVIOUS_CHARS]
-    before = asked[:-1]
+    last = without_pleasantries(cut[at])
+    before = earlier[:at]
     if depth > 1 and before and is_context_dependent(last, has_history=True):
         resolved = _resolve(last, before, similarity, depth - 1)
         if resolved is not None:
@@ -170,25 +139,21 @@ def _previous_question(
     return last
 
 
-def _has_hangul(text: str) -> bool:
-    return any("가" <= c <= "힣" for c in text)
-
-
 def _core(text: str, korean: bool) -> tuple[str, bool]:
     """The message without the openings that tie it to the last one, and whether one of
     them asked for a contrast ("what about", "same for")."""
-    core = text.strip(_PUNCT)
+    core = text.strip(PUNCT)
     contrast = False
     for _ in range(3):  # "ok so what about ...": a few openings, each removed once
         before = core
-        core = _EN_LEAD.sub("", core).strip(_PUNCT)
+        core = _EN_LEAD.sub("", core).strip(PUNCT)
         if _EN_CONTRAST_LEAD.match(core):
-            core, contrast = _EN_CONTRAST_LEAD.sub("", core).strip(_PUNCT), True
+            core, contrast = _EN_CONTRAST_LEAD.sub("", core).strip(PUNCT), True
         if korean:
-            core = _KO_LEAD.sub("", core).strip(_PUNCT)
+            core = _KO_LEAD.sub("", core).strip(PUNCT)
         if core == before:
             break
-    core = _EN_TAIL.sub("", core).strip(_PUNCT)
+    core = _EN_TAIL.sub("", core).strip(PUNCT)
     return core, contrast
 
 
@@ -197,7 +162,7 @@ def _reading(core: str, korean: bool, contrast_lead: bool) -> Reading:
     if korean:
         if _KO_CONDITION_END.search(last) or _KO_WHEN_WORD.match(last):
             return "condition"
-        if _KO_ASKS.search(core) or _KO_POINTS_BACK.search(core):
+        if KO_ASKS.search(core) or _KO_POINTS_BACK.search(core):
             return "carry"
         end = _KO_TOPIC_END.search(last)
         bare = last[: end.start()] if end else last
@@ -206,9 +171,9 @@ def _reading(core: str, korean: bool, contrast_lead: bool) -> Reading:
         # A noun alone ("그 리뷰 미팅" aside, which points back) names a focus; a verb
         # ending ("써야 돼요") asks a question of its own.
         return "carry" if _KO_PREDICATE_END.search(bare) else "contrast"
-    if _EN_CONDITION.match(core) and not _EN_ASKS.search(_EN_CONDITION.sub("", core)):
+    if _EN_CONDITION.match(core) and not EN_ASKS.search(_EN_CONDITION.sub("", core)):
         return "condition"
-    if _EN_ASKS.search(core) or (_EN_POINTS_BACK.search(core) and not contrast_lead):
+    if EN_ASKS.search(core) or (_EN_POINTS_BACK.search(core) and not contrast_lead):
         return "carry"
     return "contrast"
 
@@ -236,70 +201,16 @@ def _subject(previous: str, *, strict: bool) -> str:
     of the grammar words at either end ("owns the payments server"). ``strict`` also
     drops the words that say which kind of answer it wanted ("deadline", "얼마까지")."""
     text = without_asking(previous) if strict else previous
-    tokens = [t for t in text.split() if not _asks(t)]
+    tokens = [t for t in text.split() if not asks(t)]
     if strict:
         tokens = [t for t in tokens if asked_kind(t) is None]
     content = [i for i, t in enumerate(tokens) if words(t)]
     if not content:
         return ""
-    return " ".join(tokens[content[0] : content[-1] + 1]).strip(_PUNCT)
-
-
-def _asks(token: str) -> bool:
-    bare = token.strip(_PUNCT)
-    return bool(_KO_ASKS.match(bare) or _EN_ASKS.fullmatch(bare))
+    return " ".join(tokens[content[0] : content[-1] + 1]).strip(PUNCT)
 
 
 # --- contrast --------------------------------------------------------------------------
-
-
-class _Slot(NamedTuple):
-    at: int  # position among the previous question's tokens
-    stem: str  # the word without its particle and punctuation
-    rest: str  # what follows the stem in the token ("에", "?")
-    name: bool  # written as a name: Latin in a Korean question, capitalised in English
-
-
-def _split_token(token: str) -> tuple[str, str]:
-    """A token as its stem and what follows: "평일에" -> ("평일", "에"), "name?" ->
-    ("name", "?"), "sev1" -> ("sev1", "")."""
-    bare = token.rstrip(_PUNCT)
-    tail = token[len(bare) :]
-    if _has_hangul(bare):
-        stem = words(bare)
-        if stem and bare.lower().startswith(stem[0]) and len(stem[0]) < len(bare):
-            return bare[: len(stem[0])], bare[len(stem[0]) :] + tail
-        particle = _KO_PARTICLE.search(bare)
-        if particle and particle.start() > 0:
-            return bare[: particle.start()], particle.group() + tail
-    return bare, tail
-
-
-def _slots(previous: str) -> list[_Slot]:
-    """The previous question's words that can be swapped for a new focus: not the words
-    that ask ("얼마", "how often"), not grammar words, not the verb after an English
-    subject ("do I *deploy*", "who *owns*"): a focus is a thing."""
-    slots = []
-    tokens = previous.split()
-    korean = _has_hangul(previous)
-    for index, token in enumerate(tokens):
-        stem, rest = _split_token(token)
-        if not words(stem) or _asks(stem) or asked_kind(token) is not None:
-            continue
-        if index and _EN_SUBJECT.fullmatch(tokens[index - 1].strip(_PUNCT)):
-            continue
-        slots.append(_Slot(index, stem, rest, _is_name(stem, korean, first=index == 0)))
-    return slots
-
-
-def _is_name(word: str, korean: bool, *, first: bool) -> bool:
-    """Whether ``word`` is written as a name (Postgres, Redis, VPN): Latin letters in a
-    Korean sentence, or capitalised inside an English one; not a series label (sev1)."""
-    if not _LATIN_WORD.fullmatch(word) or _SHAPE.fullmatch(word):
-        return False
-    if korean:
-        return True
-    return (word[0].isupper() and not first and word != "I") or (len(word) > 1 and word.isupper())
 
 
 def _focus(core: str, korean: bool) -> list[str]:
@@ -307,7 +218,7 @@ def _focus(core: str, korean: bool) -> list[str]:
     out = []
     for token in core.split():
         stem = _KO_TOPIC_END.sub("", token) if korean else token
-        stem = _split_token(stem)[0] if korean else stem.strip(_PUNCT)
+        stem = split_token(stem)[0] if korean else stem.strip(PUNCT)
         if stem and words(stem):
             out.append(stem)
     return out
@@ -317,27 +228,11 @@ def _contrast(core: str, previous: str, korean: bool, similarity: Similarity | N
     """The previous question with the focus in place of its counterpart, or None when no
     word of it is one."""
     tokens = previous.split()
-    slots = _slots(previous)
+    slots = slots_of(previous)
     focus = _focus(core, korean)
     if not focus or not slots:
         return None
-    pairs: dict[int, tuple[str, _Slot]] = {}  # focus position -> its counterpart
-
-    def free() -> list[_Slot]:
-        return [s for s in slots if all(s != p[1] for p in pairs.values())]
-
-    # The same word is an anchor ("해외 출장은요?" after a question about 출장), then a
-    # label of the same series (sev1 for sev2), then a name for a name (Postgres for Redis).
-    for match in (_same_word, _same_series, _same_kind_of_name(korean)):
-        for i, word in enumerate(focus):
-            if i not in pairs:
-                slot = match(word, free(), similarity)
-                if slot is not None:
-                    pairs[i] = (word, slot)
-    rest = [i for i in range(len(focus)) if i not in pairs]
-    if rest and free() and similarity is not None:
-        for i, slot in _nearest([focus[i] for i in rest], free(), similarity):
-            pairs[rest[i]] = (focus[rest[i]], slot)
+    pairs = {i: (focus[i], slot) for i, slot in pair(focus, slots, korean, similarity).items()}
     if not pairs:
         return None
     for word, slot in pairs.values():
@@ -359,7 +254,7 @@ def _contrast(core: str, previous: str, korean: bool, similarity: Similarity | N
     for index, token in enumerate(tokens):
         out.extend(before.get(index, []))
         if index in after:
-            bare = token.rstrip(_PUNCT)
+            bare = token.rstrip(PUNCT)
             out.extend([bare, *after[index]])
             out[-1] += token[len(bare) :]
         else:
@@ -367,78 +262,10 @@ def _contrast(core: str, previous: str, korean: bool, similarity: Similarity | N
     return " ".join(out)
 
 
-_Match = Callable[[str, Sequence[_Slot], Similarity | None], _Slot | None]
-
-
-def _same_word(word: str, slots: Sequence[_Slot], similarity: Similarity | None) -> _Slot | None:
-    key = word.lower()
-    return next((s for s in slots if s.stem.lower() == key), None)
-
-
-def _same_series(word: str, slots: Sequence[_Slot], similarity: Similarity | None) -> _Slot | None:
-    """The slot of the same series with another number: sev1 for sev2, P1 for p0."""
-    shape = _SHAPE.fullmatch(word)
-    if shape is None:
-        return None
-    for slot in slots:
-        other = _SHAPE.fullmatch(slot.stem)
-        if (
-            other is not None
-            and other.group(1).lower() == shape.group(1).lower()
-            and other.group(2) != shape.group(2)
-        ):
-            return slot
-    return None
-
-
-def _same_kind_of_name(korean: bool) -> _Match:
-    def match(word: str, slots: Sequence[_Slot], similarity: Similarity | None) -> _Slot | None:
-        """The one name of the previous question, or of several the nearest in meaning:
-        the encoder knows too little of product names to compare them with a threshold."""
-        if not _is_name(word, korean, first=False):
-            return None
-        names = [s for s in slots if s.name]
-        if len(names) <= 1 or similarity is None:
-            return names[0] if names else None
-        try:
-            cosines = similarity([word], [s.stem for s in names])[0]
-        except Exception:
-            return None
-        order = np.argsort(-cosines)
-        if cosines[order[0]] - cosines[order[1]] < _MARGIN:
-            return None
-        return names[int(order[0])]
-
-    return match
-
-
-def _nearest(
-    focus: Sequence[str], slots: Sequence[_Slot], similarity: Similarity
-) -> list[tuple[int, _Slot]]:
-    """Each focus word's counterpart among ``slots`` by meaning, one slot per word: the
-    nearest, when near enough and nearer than the next one."""
-    try:
-        cosines = similarity(list(focus), [s.stem for s in slots])
-    except Exception:  # the encoder is down: the focus is added instead
-        return []
-    taken: set[int] = set()
-    out = []
-    for i in range(len(focus)):
-        order = [j for j in np.argsort(-cosines[i]) if int(j) not in taken]
-        if not order:
-            break
-        best = int(order[0])
-        second = float(cosines[i][order[1]]) if len(order) > 1 else 0.0
-        if cosines[i][best] >= _COUNTERPART and cosines[i][best] - second >= _MARGIN:
-            taken.add(best)
-            out.append((i, slots[best]))
-    return out
-
-
 def _appended(core: str, previous: str, korean: bool) -> str:
     if korean:
         return f"{core} {previous}"
-    return f"{previous.rstrip(_PUNCT)} {core}?"
+    return f"{previous.rstrip(PUNCT)} {core}?"
 
 
 # --- condition -------------------------------------------------------------------------
@@ -459,14 +286,14 @@ def _condition(core: str, previous: str, korean: bool, similarity: Similarity | 
     for i in range(1, len(tokens)):
         if tokens[i].lower() in ("if", "when", "while"):
             return " ".join([*tokens[:i], condition]) + "?"
-    return f"{previous.rstrip(_PUNCT)} {condition}?"
+    return f"{previous.rstrip(PUNCT)} {condition}?"
 
 
 def _ko_condition_span(tokens: Sequence[str]) -> tuple[int, int] | None:
     """Where the previous question's condition clause ends ("야근하면", "출장 갈 때"): the
     span of its last word, with the verb before 때 or 경우."""
     for i in range(len(tokens) - 1, -1, -1):
-        bare = tokens[i].rstrip(_PUNCT)
+        bare = tokens[i].rstrip(PUNCT)
         if re.search(r"(?:면|으면)$", bare):
             return i, i + 1
         if _KO_WHEN_WORD.match(bare) and i > 0:
@@ -481,9 +308,9 @@ def _unlike(
     "야근하면" when the follow-up says "토요일에")."""
     if similarity is None or not focus or not tokens:
         return list(tokens)
-    stems = [_split_token(t)[0] for t in tokens]
+    stems = [split_token(t)[0] for t in tokens]
     try:
         cosines = similarity(stems, list(focus))
     except Exception:
         return list(tokens)
-    return [t for t, row in zip(tokens, cosines, strict=True) if float(row.max()) < _COUNTERPART]
+    return [t for t, row in zip(tokens, cosines, strict=True) if float(row.max()) < COUNTERPART]

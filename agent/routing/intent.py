@@ -265,10 +265,10 @@ _KO_CONTEXT = re.compile(
     # Ellipsis: a topic and a particle alone, "배포는요?", "스테이징도?", "p0는요". Digits
     # make it a calculation instead ("2의 16승은?"), unless they number a label (p0, v2).
     r"|^(?:[^\d\s]|(?<=[A-Za-z])\d)+(?:\s(?:[^\d\s]|(?<=[A-Za-z])\d)+)?"
-    r"(?:은|는|도|엔|에는|으로는|로는)(?:요\s*[?？]*|\s*[?？]+)\s*$"
+    r"(?:은|는|도|엔|에는|으로는|로는)(?:요[\s?？]*|\s*[?？][\s?？]*)$"
     # A condition alone asks what changes under it: "토요일에 출근해서 일하면요?",
     # "해외 출장 갈 때는요?".
-    r"|(?:면|(?<![가-힣])(?:때|경우)(?:에|엔|에는|는|은|도)?)요\s*[?？]*\s*$"
+    r"|(?:면|(?<![가-힣])(?:때|경우)(?:에|엔|에는|는|은|도)?)요[\s?？]*$"
     # What was just talked about, named by what happened to it: "넘긴 건 언제까지 써야
     # 돼요?", "받은 거 어디에 반납해?" (a past form in -ㄴ before 건/거/것).
     rf"|^(?:\S+\s)?[가-힣]*[{_PAST_N}] (?:건|거|게|걸|것은|것도)(?![가-힣])"
