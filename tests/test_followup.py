@@ -82,6 +82,9 @@ def test_a_new_focus_takes_the_place_of_its_counterpart(
         ("how do I get a parking permit?", "and how much does it cost?", "parking permit",
          "amount"),
         ("릴리스 전에 뭐 해야 돼?", "그 체크리스트", "릴리스", None),
+        # The words that asked for a share go whole, not cut inside a word ("센트로").
+        ("카나리는 트래픽 몇 퍼센트로 시작해?", "그 다음엔 어떻게 해?", "카나리는 트래픽 시작해",
+         None),
     ],
 )  # fmt: skip
 def test_a_question_of_its_own_carries_the_previous_subject_and_asks_its_own_kind(

@@ -26,7 +26,7 @@ import re
 from collections.abc import Sequence
 from typing import Literal, NamedTuple
 
-from agent.answer_kind import asked_kind, without_asking
+from agent.answer_kind import asked_kind
 from agent.retrieval.tokenizer import words
 from agent.routing.bypass import without_pleasantries
 from agent.routing.counterparts import (
@@ -200,9 +200,8 @@ def _subject(previous: str, *, strict: bool) -> str:
     """What the previous question is about: its words without the ones that ask, trimmed
     of the grammar words at either end ("owns the payments server"). ``strict`` also
     drops the words that say which kind of answer it wanted ("deadline", "얼마까지")."""
-    text = without_asking(previous) if strict else previous
-    tokens = [t for t in text.split() if not asks(t)]
-    if strict:
+    tokens = [t for t in previous.split() if not asks(t)]
+    if strict:  # word by word: "몇 퍼센트로" cut inside a word would leave "센트로"
         tokens = [t for t in tokens if asked_kind(t) is None]
     content = [i for i, t in enumerate(tokens) if words(t)]
     if not content:
