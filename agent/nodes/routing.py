@@ -285,7 +285,11 @@ async def context_enhancement(state: AgentState, runtime: Runtime[Deps]) -> dict
     deps = runtime.context
     language, message = state["language"], state["question"]
     standalone = state.get("standalone") or message
-    if standalone != message and standalone != without_pleasantries(message):
+    # The local reading only takes the pleasantries off; anything else is the LLM's rewrite.
+    # (Off the event loop: the rules scan the whole message, and it may be long.)
+    if standalone != message and standalone != await asyncio.to_thread(
+        without_pleasantries, message
+    ):
         report("rewrite", language, question=shown(standalone))
         return {"notes": [f"read as a follow-up: {standalone!r}"]}
     earlier = [str(m.content) for m in history_of(state) if m.type == "human"]
