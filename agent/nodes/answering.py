@@ -98,9 +98,11 @@ async def quote(state: AgentState, deps: Deps, items: list[PoolItem]) -> Quoted:
     not_covered = replies.text("not_covered", state["language"])
     hits = [hit_of(item) for item in items]
     question = question_of(state)
-    # A follow-up searched with the earlier question: quote for what it adds.
+    # A follow-up made self-contained (agent/routing/followup.py): the lead must answer the
+    # question as resolved ("how often ... during a sev2?"), not the bare "what about sev2?",
+    # and what the thread's last answer quoted weighs less.
     rewritten = state.get("needs_history") and question != state["question"]
-    follow_up = state["question"] if rewritten else None
+    follow_up = question if rewritten else None
     answers = [m for m in history_of(state) if m.type == "ai"] if follow_up else []
     said = str(answers[-1].content) if answers else ""
 
