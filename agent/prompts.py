@@ -10,7 +10,9 @@ from collections.abc import Sequence
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
+from agent.glossary.prompt_pairs import line
 from agent.memory.budget import fit_texts
+from agent.retrieval.types import TermPair
 from agent.state import PoolItem
 
 PERSONA = (
@@ -35,6 +37,19 @@ _ANSWER_RULES = {
     ),
 }
 
+# The team's glossary, for an answer in each language (agent/glossary/prompt_pairs.py).
+_GLOSSARY_RULE = {
+    "ko": (
+        "팀 용어집 (한국어 = English): 이 용어는 팀이 쓰는 표기 그대로 쓰세요. "
+        "한국어 답변에는 왼쪽 표기를, 영어 원문 용어를 함께 적을 때는 오른쪽 표기를 쓰세요."
+    ),
+    "en": (
+        "Team glossary (Korean = English): write these terms exactly the way the team spells "
+        "them. In an English answer use the right-hand side; when you add the Korean term, "
+        "use the left-hand side."
+    ),
+}
+
 _STYLE = {
     "short": "Keep it to two or three sentences.",
     "normal": "Keep it short: a few sentences or a short list.",
@@ -55,6 +70,10 @@ def _history_block(history: Sequence[BaseMessage], summary: str, budget: int) ->
     return "\n".join(reversed(kept)) if kept else "(no earlier messages)"
 
 
+def glossary_block(pairs: Sequence[TermPair], heading: str) -> str:
+    return "\n".join([heading, *(line(p) for p in pairs)])
+
+
 def passages_block(items: Sequence[PoolItem]) -> str:
     blocks = []
     for number, item in enumerate(items, start=1):
@@ -72,7 +91,11 @@ def analysis_messages(
     *,
     history_budget: int = 1200,
     persona: str = "",
+    glossary: Sequence[TermPair] = (),
 ) -> list[BaseMessage]:
+    """The routing and planning call. ``glossary``: the team's pairs the message names,
+    so a translated variation searches the team's spelling; none leaves the prompt as it
+    was, byte for byte."""
     # The persona shapes the smalltalk and general replies written here.
     system = f"""{persona or PERSONA}
 Today is {today}.
@@ -95,6 +118,12 @@ user_facts: only facts the user states about themselves in this message.
 complexity: simple (one fact), moderate, complex (several parts or a comparison).
 
 What you remember about this user: {profile or "(nothing yet)"}"""
+    if glossary:  # last, so the prompt's long shared beginning stays the same
+        heading = (
+            "Team glossary (Korean = English): when a variation, the translation or the "
+            "standalone question uses one of these terms, write it exactly as spelled here."
+        )
+        system = f"{system}\n\n{glossary_block(glossary, heading)}"
     thread = _history_block(history, summary, history_budget)
     human = f"Thread so far:\n{thread}\n\nNew message:\n{text}"
     return [SystemMessage(system), HumanMessage(human)]
@@ -123,9 +152,15 @@ def answer_messages(
     feedback: str,
     persona: str = "",
     history_budget: int = 1200,
+    glossary: Sequence[TermPair] = (),
 ) -> list[BaseMessage]:
+    """The answer prompt. ``glossary``: the team's pairs the question or the passages
+    name; none leaves the prompt as it was, byte for byte."""
     rules = _ANSWER_RULES.get(language, _ANSWER_RULES["en"])
     parts = [persona or PERSONA, rules, _STYLE.get(style, _STYLE["normal"])]
+    if glossary:
+        heading = _GLOSSARY_RULE.get(language, _GLOSSARY_RULE["en"])
+        parts.append(glossary_block(glossary, heading))
     if profile:
         parts.append(f"About the user (use only if relevant): {profile}")
     if feedback:

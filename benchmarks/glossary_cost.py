@@ -6,6 +6,10 @@ Builds a :class:`agent.glossary.glossary.Glossary` from synthetic pairs (a Korea
 two to four syllables and an English term of one or two words, as mined glossaries look)
 and times ``counterparts`` over questions made from the same words, printing p50 and p95
 in milliseconds and the build time. The goal (issue 32): p95 under 2 ms per question.
+
+With an LLM a turn also picks the pairs its prompts show (``prompt_pairs``): for the
+planner from the question, for the answer from the question and eight passages of about
+1,200 characters; that is timed too, with the index it builds on first use.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import statistics
 import time
 
 from agent.glossary.glossary import Glossary
+from agent.glossary.prompt_pairs import prompt_pairs
 from agent.retrieval.tokenizer import words
 from agent.retrieval.types import TermPair
 
@@ -52,11 +57,42 @@ def main() -> None:
         start = time.perf_counter()
         glossary.counterparts(terms)
         timings.append((time.perf_counter() - start) * 1000)
-    timings.sort()
-    p50 = statistics.median(timings)
-    p95 = timings[int(0.95 * len(timings)) - 1]
+    p50, p95 = _percentiles(timings)
     print(f"{args.pairs} pairs: built in {build_ms:.0f} ms; counterparts per question "
           f"p50 {p50:.3f} ms, p95 {p95:.3f} ms over {args.questions} questions")  # fmt: skip
+    _prompt_cost(glossary, pairs, rng, args.questions // 10)
+
+
+def _percentiles(timings: list[float]) -> tuple[float, float]:
+    timings.sort()
+    return statistics.median(timings), timings[int(0.95 * len(timings)) - 1]
+
+
+def _prompt_cost(
+    glossary: Glossary, pairs: list[TermPair], rng: random.Random, questions: int
+) -> None:
+    """The pairs an answer prompt shows: a question and eight passages, a few of whose
+    words are glossary terms among filler words."""
+    started = time.perf_counter()
+    glossary.named_in(["x"])  # the first call builds its index
+    index_ms = (time.perf_counter() - started) * 1000
+    timings = []
+    for _ in range(questions):
+        picked = rng.sample(pairs, 10)
+        question = f"{picked[0].ko} 언제 {picked[1].en} 하나요?"
+        passages = []
+        for _ in range(8):
+            filler = [_english(rng) for _ in range(110)]
+            for pair in rng.sample(picked, 3):
+                filler.insert(rng.randrange(len(filler)), pair.en)
+            passages.append(" ".join(filler))
+        start = time.perf_counter()
+        prompt_pairs(glossary, question, passages, language="ko")
+        timings.append((time.perf_counter() - start) * 1000)
+    p50, p95 = _percentiles(timings)
+    print(f"prompt pairs (question and 8 passages, {sum(map(len, passages)) // 8} characters "
+          f"each): index built in {index_ms:.0f} ms; p50 {p50:.3f} ms, p95 {p95:.3f} ms over "
+          f"{questions} answers")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -653,6 +653,15 @@ CONTEXT_DEPENDENT = [
     "예외가 있나요?",
     "예외 있어",
     "비용은 뭐예요?",
+    # A topic, a condition or a thing named by what happened to it, alone.
+    "주말은요",
+    "p0는요?",
+    "해외 출장 갈 때는요?",
+    "주말에 출근하면요?",
+    "받은 거 어디에 반납해?",
+    "그 양식 어디 있어?",
+    "그럼 누가 승인해요?",
+    "and who covers?",
 ]
 
 STANDALONE = [
@@ -685,6 +694,11 @@ STANDALONE = [
     "Is there a VPN for contractors?",
     "예외 처리 방법",
     "배포 예외 승인 절차가 있나요?",
+    # A question of its own after a word that only moves the talk on.
+    "also, how do I reset my VPN password?",
+    "근데 법카 한도 얼마야?",
+    "회사에서 지원하는 건 뭐가 있어요?",
+    "출장비 정산 기한은?",
 ]
 
 

@@ -46,6 +46,7 @@ from agent.routing.bypass import (
     is_pleasantry,
     match_needed,
 )
+from agent.routing.followup import resolve
 from agent.routing.intent import (
     PrototypeRouter,
     is_acknowledgement,
@@ -143,6 +144,7 @@ def _entry_points() -> dict[str, Callable[[str], object]]:
         "memory kind": kind_named,
         "acknowledgement": is_acknowledgement,
         "context dependent": functools.partial(is_context_dependent, has_history=True),
+        "follow-up": lambda t: (resolve(t, [t]), resolve(t[:150], [t, t]), resolve("p2는요?", [t])),
         "creative": is_creative_request,
         "asks about": asks_about_something,
         "pleasantry": is_pleasantry,

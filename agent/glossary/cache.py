@@ -35,12 +35,20 @@ class GlossaryCache:
         self._lock = threading.Lock()
         self._built: tuple[int, float, float] | None = None  # generation, file mtime, when
         self._glossary = Glossary()
+        self._warned_at = float("-inf")  # when a catalog failure was last logged
 
     def get(self, *, fresh: bool = False, strict: bool = False) -> Glossary:
         """The glossary in use. A team file that went missing or broke after start does not
         fail a search: its pairs are left out and the log says why once per change
-        (``strict`` raises instead, for `teamrag glossary`)."""
-        generation = self._catalog.generation
+        (``strict`` raises instead, for `teamrag glossary`). Nor does a catalog that cannot
+        give its pairs: searches and prompts keep the glossary last built (at first, none)
+        and the log says why, at most every :data:`REFRESH_S` while it lasts."""
+        try:
+            generation = self._catalog.generation
+        except Exception as exc:  # the catalog's own error, whichever store it is
+            if strict:
+                raise
+            return self._unavailable(exc)
         try:
             mtime = self.team_file.stat().st_mtime if self.team_file is not None else 0.0
         except OSError:
@@ -59,6 +67,22 @@ class GlossaryCache:
                     raise
                 log.warning("team glossary left out: %s", exc)
                 team = []
-            self._glossary = Glossary(self._catalog.term_pairs(), team)
+            try:
+                mined = self._catalog.term_pairs()
+            except Exception as exc:
+                if strict:
+                    raise
+                return self._unavailable(exc)
+            self._glossary = Glossary(mined, team)
             self._built = (generation, mtime, time.monotonic())
             return self._glossary
+
+    def _unavailable(self, exc: Exception) -> Glossary:
+        """The glossary last built, when the catalog fails; the next call asks again."""
+        now = time.monotonic()
+        if now - self._warned_at >= REFRESH_S:
+            self._warned_at = now
+            log.warning("glossary pairs unavailable from the catalog (%s: %s); searches and "
+                        "prompts go on with the %d pairs last read", type(exc).__name__, exc,
+                        len(self._glossary))  # fmt: skip
+        return self._glossary

@@ -31,6 +31,14 @@ class _Side:
     gives: tuple[str, ...]  # the other side's words
 
 
+@dataclass(frozen=True)
+class Named:
+    """A pair a text names, and through which side ("ko" or "en")."""
+
+    pair: TermPair
+    side: str
+
+
 class Glossary:
     def __init__(
         self,
@@ -42,6 +50,9 @@ class Glossary:
             Entry(p, source) for source, p in mined if p.ko not in overridden
         ]
         self._by_word: dict[str, list[_Side]] = defaultdict(list)
+        # Word -> (the words a side needs, its entry, which side): built on the first
+        # :meth:`named_in`, which only prompts for an LLM use, so a search pays nothing.
+        self._named: dict[str, list[tuple[frozenset[str], int, str]]] | None = None
         for entry in self.entries:
             ko, en = words(entry.pair.ko), words(entry.pair.en)
             if ko and en:
@@ -74,3 +85,29 @@ class Glossary:
             if unique:
                 found[term] = unique
         return found
+
+    def named_in(self, terms: Sequence[str]) -> list[Named]:
+        """The pairs whose Korean or English term ``terms`` (a text's words, :func:`words`)
+        hold in full, in the order the text first names them, each pair once."""
+        index = self._named if self._named is not None else self._index_named()
+        present = set(terms)
+        seen: set[int] = set()
+        found: list[Named] = []
+        for term in dict.fromkeys(terms):
+            for needs, number, side in index.get(term, ()):
+                if number not in seen and needs <= present:
+                    seen.add(number)
+                    found.append(Named(self.entries[number].pair, side))
+        return found
+
+    def _index_named(self) -> dict[str, list[tuple[frozenset[str], int, str]]]:
+        index: dict[str, list[tuple[frozenset[str], int, str]]] = defaultdict(list)
+        for number, entry in enumerate(self.entries):
+            sides = {"ko": frozenset(words(entry.pair.ko)), "en": frozenset(words(entry.pair.en))}
+            if not (sides["ko"] and sides["en"]):  # as :meth:`counterparts`: no bridge
+                continue
+            for side, needs in sides.items():
+                for word in needs:
+                    index[word].append((needs, number, side))
+        self._named = dict(index)  # one assignment: a thread racing here builds the same
+        return self._named

@@ -25,6 +25,7 @@ from agent.memory.budget import TokenPlan, fit_texts
 from agent.nodes.common import (
     degraded,
     features_of,
+    glossary_pairs,
     llm_used,
     persona_of,
     question_of,
@@ -95,9 +96,11 @@ async def quote(state: AgentState, deps: Deps, items: list[PoolItem]) -> Quoted:
     not_covered = replies.text("not_covered", state["language"])
     hits = [hit_of(item) for item in items]
     question = question_of(state)
-    # A follow-up searched with the earlier question: quote for what it adds.
+    # A follow-up made self-contained (agent/routing/followup.py): the lead must answer the
+    # question as resolved ("how often ... during a sev2?"), not the bare "what about sev2?",
+    # and what the thread's last answer quoted weighs less.
     rewritten = state.get("needs_history") and question != state["question"]
-    follow_up = state["question"] if rewritten else None
+    follow_up = question if rewritten else None
     answers = [m for m in history_of(state) if m.type == "ai"] if follow_up else []
     said = str(answers[-1].content) if answers else ""
 
@@ -153,6 +156,8 @@ async def generate(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
     fitted = [item | {"text": text} for item, text in zip(items, texts, strict=False)]
     plan = state.get("plan")
     style = plan["answer_style"] if plan else "normal"
+    # The team's spelling of the terms the question or the passages name.
+    glossary = await glossary_pairs(deps, question_of(state), texts, language=language)
     messages = answer_messages(
         question_of(state),
         fitted,
@@ -164,6 +169,7 @@ async def generate(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
         feedback=state.get("feedback", ""),
         persona=persona_of(state, deps),
         history_budget=plan_tokens.history,
+        glossary=glossary,
     )
 
     def on_token(text: str) -> None:

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import functools
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from langgraph.runtime import Runtime
 
 from agent.config import AgentConfig, Features
 from agent.deps import Deps
+from agent.glossary.prompt_pairs import prompt_pairs
+from agent.retrieval.types import TermPair
 from agent.state import AgentState
 
 Node = Callable[[AgentState, Runtime[Deps]], Awaitable[dict[str, Any]]]
@@ -118,3 +121,16 @@ def degraded(reason: str) -> dict[str, Any]:
 
 def question_of(state: AgentState) -> str:
     return state.get("standalone") or state.get("question", "")
+
+
+async def glossary_pairs(
+    deps: Deps, question: str, passages: Sequence[str] = (), *, language: str = ""
+) -> list[TermPair]:
+    """The team glossary's pairs for an LLM prompt (agent/glossary/prompt_pairs.py). In a
+    worker thread: the glossary is rebuilt from the catalog after a change, and a catalog
+    that fails leaves the pairs out (agent/glossary/cache.py logs why)."""
+
+    def pick() -> list[TermPair]:
+        return prompt_pairs(deps.kb.glossary(), question, passages, language=language)
+
+    return await asyncio.to_thread(pick)

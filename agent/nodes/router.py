@@ -31,6 +31,7 @@ from agent.memory.profile import (
 from agent.nodes.common import (
     degraded,
     features_of,
+    glossary_pairs,
     llm_used,
     persona_of,
     timed,
@@ -44,7 +45,10 @@ from agent.routing.bypass import (
     asks_about_something,
     is_creative_request,
     match_needed,
+    without_pleasantries,
 )
+from agent.routing.counterparts import encoder_similarity
+from agent.routing.followup import resolve
 from agent.routing.intent import is_context_dependent, memory_command
 from agent.routing.reading import asks_for_tool, read_locally
 from agent.state import RAG_ROUTES, AgentState, Plan, SubQuestion
@@ -56,7 +60,7 @@ from agent.tools import (
     find_expression,
 )
 from agent.wording import replies
-from agent.wording.progress import emit, report
+from agent.wording.progress import emit, report, shown
 
 log = logging.getLogger(__name__)
 
@@ -218,6 +222,7 @@ async def _route(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
             today,
             history_budget=TokenPlan.for_context(deps.config.context_tokens).history,
             persona=persona_of(state, deps),
+            glossary=await glossary_pairs(deps, question),
         )
         # The request goes out first; the search of the question then runs during the call.
         call = await once_sent(structured(deps.llms.fast, Analysis, messages))
@@ -275,14 +280,31 @@ def _merge_notes(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any
 
 @timed("context_enhancement")
 async def context_enhancement(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
-    """Make a follow-up self-contained; without an LLM, prefix the previous question."""
-    report("rewrite", state["language"])
-    if state.get("standalone") and state["standalone"] != state["question"]:
+    """Make a follow-up self-contained, and say in the progress line how it was read. The
+    routing call's rewrite stands when there was one; without it (no LLM, or it kept the
+    message) the thread's earlier questions resolve it by rule (agent/routing/followup.py)."""
+    deps = runtime.context
+    language, message = state["language"], state["question"]
+    standalone = state.get("standalone") or message
+    # The local reading only takes the pleasantries off; anything else is the LLM's rewrite.
+    # (Off the event loop: the rules scan the whole message, and it may be long.)
+    if standalone != message and standalone != await asyncio.to_thread(
+        without_pleasantries, message
+    ):
+        report("rewrite", language, question=shown(standalone))
+        return {"notes": [f"read as a follow-up: {standalone!r}"]}
+    earlier = [str(m.content) for m in history_of(state) if m.type == "human"]
+    similarity = encoder_similarity(deps.kb.embedder)
+    resolution = await asyncio.to_thread(resolve, standalone, earlier, similarity)
+    if resolution is None:  # only a summary is left of the thread: nothing to read it against
+        report("rewrite", language, question=shown(standalone))
         return {}
-    previous = [m for m in history_of(state) if m.type == "human"]
-    if not previous:
-        return {}
-    return {"standalone": f"{previous[-1].content} {state['question']}"}
+    report("rewrite", language, question=shown(resolution.question))
+    note = (
+        f"read as a follow-up ({resolution.reading}) of {resolution.previous!r}: "
+        f"{resolution.question!r}"
+    )
+    return {"standalone": resolution.question, "notes": [note]}
 
 
 @timed("direct_response")

@@ -28,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agent.retrieval.embeddings import Embedder
+from agent.retrieval.tokenizer import words
 
 # The tables live in their own module; Route, ROUTES and PROTOTYPES stay importable
 # from here, where callers and tests have always found them.
@@ -248,6 +249,9 @@ _NEEDS_A_TOPIC_EN = (
     "|rules?|penalt(?:y|ies)"
 )
 _NEEDS_A_TOPIC_KO = "예외|조건|제한|요건|기한|마감|비용|대안|예시|단계|절차|규칙|위험|벌칙"
+# Syllables ending in ㄴ, as in 넘긴, 받은, 말한 (a past form before a noun); 는 is left out:
+# "지원하는 건" is any that is supported, not one that was talked about.
+_PAST_N = "".join(chr(0xAC00 + 28 * i + 4) for i in range(399) if chr(0xAC00 + 28 * i + 4) != "는")
 # Demonstratives must start a word: 그거 hides in 로그 거래, 거기 in 선거기간, 이거 in 모이거나.
 _KO_CONTEXT = re.compile(
     r"(?<![가-힣])(?:그거|그것|그건|그게|그걸|그 거|그쪽|거기|그때|그분|그 ?사람|그 ?중|그 ?다음"
@@ -256,9 +260,18 @@ _KO_CONTEXT = re.compile(
     r"|(?<![가-힣])(?:첫|두|세|네|다섯) ?번째|마지막 ?(?:거|것|꺼|항목|방법)|^\d+ ?번"
     r"|다른 ?(?:건|거|것|방법|쪽)|더 ?자세히|자세히 좀|^계속(?:해|해줘)?\s*[?？]?$"
     r"|^(?:그리고|그런데|근데|그래서|또|아니면|그 ?외에?)(?![가-힣])"
-    # Ellipsis: a topic and a particle alone, "배포는요?", "스테이징도?". Digits
-    # make it a calculation instead: "2의 16승은?"
-    r"|^[^\d\s]+(?:\s[^\d\s]+)?(?:은|는|도|으로는|로는)요?\s*[?？]\s*$"
+    # "그" alone before a word is "that": "그 리뷰 미팅", "그 양식은 어디 있어?".
+    r"|(?<![가-힣])그\s(?=[가-힣A-Za-z])"
+    # Ellipsis: a topic and a particle alone, "배포는요?", "스테이징도?", "p0는요". Digits
+    # make it a calculation instead ("2의 16승은?"), unless they number a label (p0, v2).
+    r"|^(?:[^\d\s]|(?<=[A-Za-z])\d)+(?:\s(?:[^\d\s]|(?<=[A-Za-z])\d)+)?"
+    r"(?:은|는|도|엔|에는|으로는|로는)(?:요[\s?？]*|\s*[?？][\s?？]*)$"
+    # A condition alone asks what changes under it: "토요일에 출근해서 일하면요?",
+    # "해외 출장 갈 때는요?".
+    r"|(?:면|(?<![가-힣])(?:때|경우)(?:에|엔|에는|는|은|도)?)요[\s?？]*$"
+    # What was just talked about, named by what happened to it: "넘긴 건 언제까지 써야
+    # 돼요?", "받은 거 어디에 반납해?" (a past form in -ㄴ before 건/거/것).
+    rf"|^(?:\S+\s)?[가-힣]*[{_PAST_N}] (?:건|거|게|걸|것은|것도)(?![가-힣])"
     # A word that needs a topic, asked alone: "예외가 있나요?" (to what was said).
     rf"|^(?:{_NEEDS_A_TOPIC_KO})(?:이|가|은|는|도)?\s*(?:있나요|있어요|있어|있습니까|있을까요|있나"
     r"|뭐야|뭔가요|뭐예요|무엇인가요|어떻게 ?되나요|어떻게 ?돼요?)?\s*[?？]*\s*$"
@@ -307,6 +320,27 @@ _HANGUL_SYLLABLE = re.compile(r"[가-힣]")
 _SHORT = 12
 
 
+# Words that move the talk on without saying what about ("also", "근데").
+_LEAD = re.compile(
+    r"^\W*(?:(?:and|or|but|also|so|then|ok|okay|oh)\b|(?:그리고|그런데|근데|그래서|또|아니면|그럼"
+    r"|그러면|그렇다면)(?![가-힣]))[\s,.!]*",
+    re.IGNORECASE,
+)
+_ASKING_WORD = re.compile(
+    r"\b(?:who|whom|whose|what|whats|when|where|which|why|how)\b"
+    r"|^\W*(?:is|are|was|were|do|does|did|can|could|will|would|should|may|must|has|have)\b"
+    r"|(?<![가-힣])(?:누구|누가|언제|어디|얼마|몇|무슨|어느|어떤|어떻|왜|뭐|뭘|무엇|며칠)",
+    re.IGNORECASE,
+)
+# Subject words a question needs to stand on its own: "how do I reset my VPN password?" has
+# three, "who's the backup?" one (the backup of what was said).
+_OWN_SUBJECT_WORDS = 2
+
+
+def _asks_in_full(text: str) -> bool:
+    return bool(_ASKING_WORD.search(text)) and len(words(text)) >= _OWN_SUBJECT_WORDS
+
+
 def is_acknowledgement(text: str) -> bool:
     """Greetings, thanks and laughter alone: "안녕하세요", "thanks!", "ㅋㅋ"."""
     return bool(_ACKNOWLEDGEMENT.match(text.strip()))
@@ -323,6 +357,11 @@ def is_context_dependent(text: str, *, has_history: bool) -> bool:
     stripped = text.strip()
     if not stripped or _ACKNOWLEDGEMENT.match(stripped) or _ARITHMETIC.search(stripped):
         return False
+    lead = _LEAD.match(stripped)
+    if lead and _asks_in_full(stripped[lead.end() :]):
+        # "also, how do I reset my VPN password?", "근데 법카 한도 얼마야?": a question of its
+        # own after a word that only moves the talk on; its other words still decide.
+        stripped = stripped[lead.end() :]
     if _KO_CONTEXT.search(stripped) or _EN_CONTEXT.search(_EN_DUMMY_IT.sub(" ", stripped)):
         return True
     weight = len(stripped) + 2 * len(_HANGUL_SYLLABLE.findall(stripped))

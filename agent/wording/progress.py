@@ -15,9 +15,11 @@ from agent.wording.texts import Texts, text
 
 MESSAGES: Texts[str] = {
     "analyze": {"ko": "질문을 분석하는 중…", "en": "Analyzing the question…"},
+    # What the follow-up was read as, in its own words: the person sees at once whether
+    # "주말은요?" was taken for the weekend rate of what they asked before.
     "rewrite": {
-        "ko": "앞선 대화를 반영해 질문을 정리하는 중…",
-        "en": "Using the thread to rephrase…",
+        "ko": "앞 질문에 이어서 읽었어요: “{question}”",
+        "en": "Reading this as a follow-up: “{question}”",
     },
     "search": {"ko": "{n}개의 검색어로 문서를 찾는 중…", "en": "Searching {n} queries…"},
     "search_one": {"ko": "문서를 찾는 중…", "en": "Searching the documents…"},
@@ -46,6 +48,16 @@ MESSAGES: Texts[str] = {
     "memory": {"ko": "기억을 확인하는 중…", "en": "Checking what I remember…"},
     "cache": {"ko": "이전에 답한 질문이에요", "en": "Answered before: using the saved answer"},
 }
+
+
+# A progress line is one line: a long rewrite is cut there.
+_SHOWN_CHARS = 120
+
+
+def shown(text: str) -> str:
+    """``text`` on one line, cut to what a progress line shows."""
+    line = " ".join(text.split())
+    return line if len(line) <= _SHOWN_CHARS else line[: _SHOWN_CHARS - 1].rstrip() + "…"
 
 
 def message(stage: str, language: str, **values: Any) -> str:
