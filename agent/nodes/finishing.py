@@ -23,7 +23,7 @@ from agent.memory.profile import remember, user_namespace
 from agent.nodes.common import features_of, timed
 from agent.nodes.entry import scope_key
 from agent.nodes.judging import covered
-from agent.nodes.router import remembered_facts
+from agent.nodes.short_routes import remembered_facts
 from agent.state import RAG_ROUTES, RESET, AgentState, PoolItem
 from agent.wording import replies
 
