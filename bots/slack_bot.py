@@ -31,7 +31,8 @@ from adapters.slack.bot import SlackBot
 from adapters.slack.dm import Conversations, DmConversations
 from adapters.slack.dm_redis import RedisDmConversations
 from adapters.slack.live import StreamSupport
-from adapters.slack.threads import RedisThreadRecord, SqliteThreadRecord, ThreadRecord
+from adapters.slack.threads import SqliteThreadRecord, ThreadRecord
+from adapters.slack.threads_redis import RedisThreadRecord
 from adapters.slack.turns import PLATFORM
 from agent.shared.link import RedisLink
 from bots.checks import readiness

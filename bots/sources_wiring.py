@@ -16,8 +16,9 @@ from collections.abc import AsyncIterator, Iterator
 from agent.retrieval.knowledge_base import KnowledgeBase
 from agent.shared.link import RedisLink
 from agent.sources import store, store_postgres
-from agent.sources.locks import FileSyncLock, RedisSyncLock, SyncLock
+from agent.sources.locks import FileSyncLock, SyncLock
 from agent.sources.locks_postgres import PostgresSyncLock
+from agent.sources.locks_redis import RedisSyncLock
 from agent.sources.registry import KindRegistry, default_registry
 from agent.sources.scheduler import SourceScheduler
 from agent.sources.store import SourceStore, SqliteSourceStore

@@ -33,7 +33,7 @@ from adapters.discord.queued_messages import (
     message_job,
 )
 from adapters.discord.turns import Place
-from agent.cache.sqlite import SqliteAnswerCache
+from agent.cache.answer_sqlite import SqliteAnswerCache
 from agent.retrieval.knowledge_base import KnowledgeBase
 from agent.shared.link import RedisLink
 from tests.agent_support import script_answer

@@ -10,7 +10,7 @@ bot processes share; a Redis implementation of ``AnswerCache`` can replace it.
 
 This package re-exports the public names so callers keep importing from
 ``agent.cache``: ``answer`` holds the contract, ``index`` the in-memory vector
-matrix, ``sqlite`` the default backend.
+matrix, ``answer_sqlite`` the default backend and ``answer_redis`` the shared one.
 """
 
 from agent.cache.answer import (
@@ -20,7 +20,7 @@ from agent.cache.answer import (
     VersionLookup,
     normalize_question,
 )
-from agent.cache.sqlite import SqliteAnswerCache
+from agent.cache.answer_sqlite import SqliteAnswerCache
 
 __all__ = [
     "AnswerCache",
