@@ -28,7 +28,7 @@ from adapters.chat.queue_redis import RedisTurnQueue
 from adapters.discord.queued_messages import (
     REPLY_CHANNEL,
     REPLY_ID,
-    Where,
+    ReplyTarget,
     answer_message,
     message_job,
 )
@@ -201,7 +201,7 @@ async def left_in_a_thread(bot: Bot, asked: int, parts: int) -> dict[str, str]:
 
 
 def mention_job(bot: Bot, asked: int, notes: dict[str, str]) -> Job:
-    where = Where(GUILD_ID, GENERAL, asked, thread_name=BACKUPS)
+    where = ReplyTarget(GUILD_ID, GENERAL, asked, thread_name=BACKUPS)
     rule = bot.client.teamrag.services.rules.for_channel(str(GENERAL))
     turn = Place(GUILD_ID, asked, GENERAL).turn(
         BACKUPS, root=asked, user=ALICE.id, message=asked, rule=rule

@@ -23,7 +23,7 @@ from adapters.chat.phrases import language_of, phrase
 from adapters.chat.queue import Job
 from adapters.slack.blocks import progress_message, question_block
 from adapters.slack.bot import ASK, REPLY_TS, SlackBot
-from adapters.slack.delivery import Place, slack_error
+from adapters.slack.delivery import ReplyTarget, slack_error
 from adapters.slack.gates import (
     Asking,
     asking,
@@ -126,15 +126,15 @@ async def answer(bot: SlackBot, job: Job) -> None:
     turn = ask_turn(bot, body, question, ts)
     live = PostReply(
         bot.client,
-        Place(channel, None),
+        ReplyTarget(channel, None),
         language,
         bot.render(turn, head),
         ts=ts,
         head=head,
         notes=notes,
     )
-    place = Place(channel, ts)
-    await bot.run(turn, live, lambda: bot.post_reason(place, "turn_failed", language))
+    target = ReplyTarget(channel, ts)
+    await bot.run(turn, live, lambda: bot.post_reason(target, "turn_failed", language))
 
 
 def responder(
