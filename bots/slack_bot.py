@@ -27,10 +27,10 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.chat.metrics import Metrics
 from adapters.chat.services import ChatServices
 from adapters.slack.app import create_app
-from adapters.slack.bot import SlackBot
 from adapters.slack.dm import Conversations, SqliteDmConversations
 from adapters.slack.dm_redis import RedisDmConversations
 from adapters.slack.live import StreamSupport
+from adapters.slack.queued import SlackBot
 from adapters.slack.threads import SqliteThreadRecord, ThreadRecord
 from adapters.slack.threads_redis import RedisThreadRecord
 from adapters.slack.turns import PLATFORM

@@ -8,7 +8,8 @@ import pytest
 
 from adapters.chat.live import LiveView, Step
 from adapters.chat.split import split_pieces
-from adapters.slack.blocks import (
+from adapters.slack.markup import escape, plain_question
+from adapters.slack.render import (
     ANSWER_PIECE,
     PLAIN_PIECE,
     final_messages,
@@ -17,7 +18,6 @@ from adapters.slack.blocks import (
     progress_message,
     source_line,
 )
-from adapters.slack.markup import escape, plain_question
 from adapters.slack.turns import addressed_message, ask_options
 from agent.events import Citation, Final
 from tests.fakes.slack_limits import block_problems

@@ -1,6 +1,6 @@
 """Messages for the bot (mentions, DMs, follow-ups) through the durable turn queue.
 
-The process whose shard receives the message only checks it (:mod:`adapters.discord.mentions`)
+The process whose shard receives the message only checks it (:mod:`adapters.discord.messages`)
 and queues where the answer goes (:class:`ReplyTarget`) with the turn. Whichever process
 reads the job (another shard's, if this one dies mid-answer: :mod:`adapters.chat.queue_redis`
 hands it over) opens the thread, posts "⏳ Thinking…" and edits it into the answer,

@@ -1,6 +1,6 @@
 """Putting an answer's messages in the thread, and the plainer message when Slack refuses them.
 
-An answer is one message or several (:func:`~adapters.slack.blocks.final_messages`): the
+An answer is one message or several (:func:`~adapters.slack.render.final_messages`): the
 first goes into the reply's live message (edited) or is posted, the others are its
 *parts*, each put through :class:`~adapters.chat.parts.ReplyParts`, which notes it with
 the queued turn and, on a take-over, edits the part a dead worker already posted
@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.blocks import SlackMessage, plain_texts
 from adapters.slack.parts import ReplyNotes, ThreadParts, gone, slack_error
+from adapters.slack.render import SlackMessage, plain_texts
 from agent.events import Final
 
 log = logging.getLogger(__name__)

@@ -39,9 +39,9 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.chat.live import LiveReply, LiveView, Step
 from adapters.chat.phrases import phrase
-from adapters.slack.blocks import ANSWER_PIECE, Block, progress_message
 from adapters.slack.delivery import Render, ReplyTarget, deliver, slack_error
 from adapters.slack.parts import ReplyNotes, gone
+from adapters.slack.render import ANSWER_PIECE, Block, progress_message
 from agent.events import Final
 
 log = logging.getLogger(__name__)

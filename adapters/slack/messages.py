@@ -15,11 +15,11 @@ from typing import Any
 from slack_bolt.async_app import AsyncApp, AsyncBoltContext
 
 from adapters.chat.channels import ChannelRule
-from adapters.slack.bot import SlackBot
 from adapters.slack.delivery import ReplyTarget
 from adapters.slack.dm import start_over
 from adapters.slack.files import learn_files
 from adapters.slack.gates import Asking, asking, reading, standard
+from adapters.slack.queued import SlackBot
 from adapters.slack.turns import Incoming, addressed_message, incoming, not_from_a_person
 from agent.plumbing.log_context import bind
 

@@ -1,6 +1,6 @@
 """Answering on Slack: what happens to a question once it has been taken.
 
-The listeners (``messages``, ``ask``, ``assistant``, ``shortcut``) check a question
+The listeners (``messages``, ``commands``, ``assistant``, ``shortcut``) check a question
 through the gates (:mod:`adapters.slack.gates`: first delivery, channel rule, rate
 limit) and queue it (:mod:`adapters.chat.queue`): durably in Redis when the team has
 it, so that any worker, even another than this one, answers it. Answering
@@ -31,7 +31,6 @@ from adapters.chat.parts import ReplyParts, noted_parts, part_note
 from adapters.chat.phrases import Phrase, language_of, phrase
 from adapters.chat.queue import Job, LocalTurnQueue, TurnQueue
 from adapters.chat.services import ChatServices
-from adapters.slack.blocks import Block, SlackMessage, final_messages
 from adapters.slack.delivery import Render, ReplyTarget
 from adapters.slack.dm import Conversations
 from adapters.slack.live import (
@@ -42,6 +41,7 @@ from adapters.slack.live import (
     StreamSupport,
 )
 from adapters.slack.parts import ReplyNotes
+from adapters.slack.render import Block, SlackMessage, final_messages
 from adapters.slack.response_url import ResponseUrl, UrlNotes
 from adapters.slack.threads import ThreadRecord
 from adapters.slack.turns import Incoming, incoming
@@ -70,7 +70,7 @@ class SlackBot:
     streaming: StreamSupport = field(default_factory=StreamSupport)
     # For response_url calls, which do not go through the Web API client.
     retry_handlers: list[AsyncRetryHandler] = field(default_factory=list)
-    # Queued kinds answered elsewhere (``/ask``: adapters.slack.ask), registered by the app.
+    # Queued kinds answered elsewhere (``/ask``: adapters.slack.commands), registered by the app.
     handlers: dict[str, JobHandler] = field(default_factory=dict)
     # Which conversation a DM message continues (None: each DM thread is its own).
     dm: Conversations | None = None

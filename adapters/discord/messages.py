@@ -31,7 +31,7 @@ import discord
 
 from adapters.chat.channels import ChannelRules
 from adapters.chat.queue import TurnQueue
-from adapters.discord.access import admitted, roles_of
+from adapters.discord.gates import admitted, roles_of
 from adapters.discord.options import Adapter
 from adapters.discord.queued_messages import ReplyTarget, message_job
 from adapters.discord.render import language_for, thread_name
