@@ -115,10 +115,11 @@ def data_folder(settings: Settings) -> list[CheckResult]:
     if not catalog_file.exists():
         problem = "empty: nothing has been ingested"
         return [*results, CheckResult("knowledge base", False, str(folder), problem, empty_fix)]
-    from agent.retrieval.catalog import Catalog, CatalogError
+    from agent.retrieval.catalog import CatalogError
+    from agent.retrieval.catalog_sqlite import SqliteCatalog
 
     try:
-        catalog = Catalog(catalog_file)
+        catalog = SqliteCatalog(catalog_file)
         try:
             documents, chunks = len(catalog.documents()), catalog.chunk_count()
         finally:

@@ -19,8 +19,8 @@ from langgraph.runtime import Runtime
 from agent import replies
 from agent.deps import Deps
 from agent.events import quote_of
-from agent.memory.history import extractive_summary, select_for_trim
 from agent.memory.profile import remember, user_namespace
+from agent.memory.trimming import extractive_summary, select_for_trim
 from agent.nodes.common import RAG_ROUTES, features_of, timed
 from agent.nodes.entry import scope_key
 from agent.nodes.judging import covered
