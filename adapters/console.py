@@ -11,12 +11,12 @@ from rich.table import Table
 
 from adapters.chat.feedback import FeedbackEntry
 from adapters.paths import shown_path
-from agent.events import Final, Source
+from agent.events import Citation, Final
 from agent.retrieval.ingest import IngestReport, Status
 from agent.retrieval.types import SearchHit
 
 
-def citation_line(c: Source) -> str:
+def citation_line(c: Citation) -> str:
     where = f", {c.locator}" if c.locator else ""
     link = f" <{c.link}>" if c.link and c.link != c.source else ""
     return f"[{c.number}] {c.title} — {shown_path(c.source)}{where}{link}"

@@ -53,7 +53,7 @@ class Turn:
 
 
 @dataclass(frozen=True)
-class Source:
+class Citation:
     """A numbered citation: where an answer's ``[n]`` points."""
 
     number: int
@@ -115,7 +115,7 @@ class Final:
     """The end of every turn, including failed ones (then ``answer`` says why)."""
 
     answer: str
-    sources: list[Source] = field(default_factory=list)
+    sources: list[Citation] = field(default_factory=list)
     route: Route = "knowledge"
     language: str = "en"
     cached: bool = False

@@ -23,11 +23,11 @@ from agent.config import FeatureError
 from agent.coordination.locks import LocalThreadLocks, LockLostError, ThreadLocks
 from agent.deps import Deps
 from agent.events import (
+    Citation,
     Event,
     Final,
     Progress,
     Route,
-    Source,
     Token,
     Turn,
     Usage,
@@ -41,8 +41,8 @@ from agent.state import RAG_ROUTES, PoolItem, TurnInput, fresh_turn, updated
 log = logging.getLogger(__name__)
 
 
-def to_source(number: int, item: PoolItem | dict[str, Any]) -> Source:
-    return Source(
+def to_citation(number: int, item: PoolItem | dict[str, Any]) -> Citation:
+    return Citation(
         number=number,
         title=str(item.get("title", "")),
         source=str(item.get("source", "")),
@@ -322,7 +322,7 @@ class Runner:
         timings["total"] = round((time.perf_counter() - start) * 1000, 2)
         if waited > 0.05:
             timings["waited_for_thread"] = round(waited * 1000, 2)
-        sources = [to_source(n, item) for n, item in enumerate(values.get("sources") or [], 1)]
+        sources = [to_citation(n, item) for n, item in enumerate(values.get("sources") or [], 1)]
         notes = list(dict.fromkeys(values.get("notes") or []))
         cached = values.get("cached")
         if cached:  # say which earlier question this answer was kept for, and how close

@@ -58,8 +58,9 @@ class Plan(TypedDict):
     filters: dict[str, Any]  # source, title, page_from, page_to
 
 
-class Review(TypedDict):
-    """The judge's reading of the pool: order, sufficiency, what is missing."""
+class Judgement(TypedDict):
+    """The judge's reading of the pool: order, sufficiency, what is missing (from the
+    model's :class:`~agent.llm.schemas.Review`, or the local scores without one)."""
 
     ranking: list[str]  # pool ids, best first
     useful: int  # how many passages the judge found relevant
@@ -258,7 +259,7 @@ class AgentState(TypedDict, total=False):
     iteration: int
     next_step: str  # after a retrieval wave: "wave", "web" or "evaluate"
     speculating: bool  # the answer is drafted while the judge reads the evidence
-    review: Review | None
+    review: Judgement | None
     score_history: Annotated[list[float], extend_or_reset]
     web_searched: bool
     draft: str

@@ -197,12 +197,12 @@ def _warn_of_stranded_sources(settings: Settings) -> None:
     """With DATABASE_URL the sources live in Postgres too. A data folder from before lists
     its sources in ``catalog.sqlite3``, which no scheduler reads any more: say so, and
     which command copies them over, instead of letting them silently stop syncing."""
+    local = settings.data_dir / "catalog.sqlite3"
+    if not settings.database_url or not local.exists():
+        return  # (before the imports: without DATABASE_URL nothing loads psycopg)
     from agent.sources.store import local_sources
     from agent.sources.store_postgres import has_sources
 
-    local = settings.data_dir / "catalog.sqlite3"
-    if not settings.database_url or not local.exists():
-        return
     stranded = local_sources(local)
     if not stranded or has_sources(settings.database_url, settings.catalog_schema):
         return

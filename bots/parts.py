@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import fields
 
 from agent.config import Features
-from agent.retrieval.catalog_postgres import PostgresCatalog
+from agent.retrieval.catalog import open_catalog
 from agent.retrieval.chunking import ChunkingConfig
 from agent.retrieval.embeddings import Embedder, OpenAICompatibleEmbedder, UniversalSentenceEncoder
 from agent.retrieval.knowledge_base import KnowledgeBase, collection_name
@@ -38,11 +38,7 @@ def build_knowledge_base(settings: Settings) -> KnowledgeBase:
     else:
         vectors = VectorStore.embedded(settings.data_dir / "chroma", name)
     # With DATABASE_URL the catalog (and so the keyword index) is shared by every host.
-    catalog = (
-        PostgresCatalog(settings.database_url, settings.catalog_schema)
-        if settings.database_url
-        else None
-    )
+    catalog = open_catalog(settings.data_dir, settings.database_url, settings.catalog_schema)
     return KnowledgeBase(
         settings.data_dir,
         embedder,

@@ -4,6 +4,18 @@ this process (or a file in the data folder).
 One builder per piece, each taking the process's :class:`RedisConnection` or None. The
 Redis versions fall back to their local twin while Redis is unreachable, so the
 choice made here at start-up holds for the whole run.
+
+Backend twins are named by one rule, here and everywhere else (the catalog, the
+sources, the Slack bot's records):
+
+- modules: ``x.py`` holds the protocol and the local twin, ``x_redis.py`` and
+  ``x_postgres.py`` the shared ones; a local twin too big to share ``x.py`` with its
+  protocol is ``x_sqlite.py`` (``agent/cache/answer_sqlite.py``,
+  ``agent/retrieval/catalog_sqlite.py``), and the Lua scripts of ``x_redis.py``, when
+  they outgrow it, are ``x_redis_scripts.py``;
+- classes: the prefix says where the state lives: ``Local*`` in this process's memory
+  (gone at a restart), ``Sqlite*`` a SQLite file in the data folder, ``File*`` lock files
+  in the data folder, ``Redis*`` and ``Postgres*`` the servers.
 """
 
 from __future__ import annotations

@@ -27,11 +27,12 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.chat.metrics import Metrics
 from adapters.chat.services import ChatServices
 from adapters.slack.app import create_app
-from adapters.slack.bot import SlackBot
-from adapters.slack.dm import Conversations, DmConversations
+from adapters.slack.dm import Conversations, SqliteDmConversations
 from adapters.slack.dm_redis import RedisDmConversations
 from adapters.slack.live import StreamSupport
-from adapters.slack.threads import RedisThreadRecord, SqliteThreadRecord, ThreadRecord
+from adapters.slack.queued import SlackBot
+from adapters.slack.threads import SqliteThreadRecord, ThreadRecord
+from adapters.slack.threads_redis import RedisThreadRecord
 from adapters.slack.turns import PLATFORM
 from agent.coordination.redis_connection import RedisConnection
 from bots.checks import readiness
@@ -122,7 +123,7 @@ def build_slack_app(
 def dm_conversations(settings: Settings, redis: RedisConnection | None) -> Conversations:
     """Which conversation a DM message continues: in Redis when there is one (the next
     message may reach a worker on another host), else the machine's SQLite file."""
-    local = DmConversations(
+    local = SqliteDmConversations(
         settings.data_dir / "slack_dm.sqlite", continue_s=settings.dm_continue_s
     )
     if redis is None:

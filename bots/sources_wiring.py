@@ -2,7 +2,8 @@
 sync engine wired to the answer caches, and the scheduler for long-running processes.
 
 ``running_sources`` is what a long-running process (the bots, ``teamrag serve``) enters
-to keep the knowledge base in sync while it runs.
+to keep the knowledge base in sync while it runs. The Postgres twins are imported only
+with ``DATABASE_URL``, so a process on the data folder never loads psycopg.
 """
 
 from __future__ import annotations
@@ -15,13 +16,12 @@ from collections.abc import AsyncIterator, Iterator
 
 from agent.coordination.redis_connection import RedisConnection
 from agent.retrieval.knowledge_base import KnowledgeBase
-from agent.sources import store, store_postgres
-from agent.sources.locks import FileSyncLock, RedisSyncLock, SyncLock
-from agent.sources.locks_postgres import PostgresSyncLock
+from agent.sources import store
+from agent.sources.locks import FileSyncLock, SyncLock
+from agent.sources.locks_redis import RedisSyncLock
 from agent.sources.registry import KindRegistry, default_registry
 from agent.sources.scheduler import SourceScheduler
 from agent.sources.store import SourceStore, SqliteSourceStore
-from agent.sources.store_postgres import PostgresSourceStore
 from agent.sources.sync import SourceSync
 from bots.settings import Settings
 from bots.shared_state import answer_cache
@@ -45,6 +45,8 @@ def open_source_store(settings: Settings) -> SourceStore:
     """Where the sources live: with DATABASE_URL beside the shared catalog in Postgres,
     so every host schedules the same ones; else in the data folder's catalog file."""
     if settings.database_url:
+        from agent.sources.store_postgres import PostgresSourceStore
+
         return PostgresSourceStore(settings.database_url, settings.catalog_schema)
     return SqliteSourceStore(settings.data_dir / "catalog.sqlite3")
 
@@ -52,6 +54,8 @@ def open_source_store(settings: Settings) -> SourceStore:
 def has_sources(settings: Settings) -> bool:
     """Whether any source was added, creating nothing (see :func:`open_source_store`)."""
     if settings.database_url:
+        from agent.sources import store_postgres
+
         return store_postgres.has_sources(settings.database_url, settings.catalog_schema)
     return store.has_sources(settings.data_dir / "catalog.sqlite3")
 
@@ -89,6 +93,8 @@ def sync_lock(settings: Settings, redis: RedisConnection | None) -> SyncLock:
     host (a Postgres advisory lock) when the sources are in Postgres; with Redis, every
     worker that shares it; else the processes sharing this data folder (a file lock)."""
     if settings.database_url:
+        from agent.sources.locks_postgres import PostgresSyncLock
+
         return PostgresSyncLock(settings.database_url, settings.catalog_schema)
     local = FileSyncLock(settings.data_dir / "locks")
     return local if redis is None else RedisSyncLock(redis, local)

@@ -25,7 +25,7 @@ from slack_sdk.signature import SignatureVerifier
 
 from adapters.chat.channels import ChannelRules
 from adapters.chat.services import ChatServices
-from adapters.slack.bot import SlackBot
+from adapters.slack.queued import SlackBot
 from agent.events import Final
 from agent.retrieval.knowledge_base import KnowledgeBase
 from bots.settings import Settings

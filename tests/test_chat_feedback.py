@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from adapters.chat.feedback import AnswerRecord, FeedbackStore, SqliteFeedbackStore
 from adapters.chat.feedback_redis import RedisFeedbackStore
 from agent.coordination.redis_connection import RedisConnection
-from agent.events import Final, Source, Turn
+from agent.events import Citation, Final, Turn
 from bots.cli import app
 
 TURN = Turn(
@@ -31,7 +31,7 @@ TURN = Turn(
 )
 FINAL = Final(
     "Postgres 백업은 14일 동안 보관됩니다 [1].",
-    sources=[Source(1, "운영 가이드", "samples/kb/ops.md", "백업", "https://wiki/ops")],
+    sources=[Citation(1, "운영 가이드", "samples/kb/ops.md", "백업", "https://wiki/ops")],
     route="knowledge",
     language="ko",
 )

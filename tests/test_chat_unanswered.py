@@ -9,7 +9,7 @@ from pathlib import Path
 from adapters.chat.feedback import AnswerRecord, SqliteFeedbackStore
 from adapters.chat.unanswered import unanswered
 from adapters.chat.usage import SqliteUsageStore
-from agent.events import Final, Source, Turn
+from agent.events import Citation, Final, Turn
 
 
 def ask(text: str, platform: str = "slack", root: str = "1.1") -> Turn:
@@ -19,7 +19,7 @@ def ask(text: str, platform: str = "slack", root: str = "1.1") -> Turn:
 async def test_not_covered_and_voted_down_questions_grouped_by_topic(tmp_path: Path) -> None:
     usage = SqliteUsageStore(tmp_path / "usage.sqlite")
     feedback = SqliteFeedbackStore(tmp_path / "feedback.sqlite")
-    expenses = [Source(1, "Expenses", "/kb/expenses.md"), Source(2, "Travel", "/kb/travel.md")]
+    expenses = [Citation(1, "Expenses", "/kb/expenses.md"), Citation(2, "Travel", "/kb/travel.md")]
     missing = Final("…", covered=False)
     try:
         await usage.record(
@@ -33,7 +33,7 @@ async def test_not_covered_and_voted_down_questions_grouped_by_topic(tmp_path: P
         # Voted down and not covered: one item with both reasons.
         twice = AnswerRecord("slack", "T1", "C", ask("", root="2").thread_id, "U1",
                              "Where is the parking garage?", "…", "knowledge")  # fmt: skip
-        answered = Final("35 days [1]", sources=[Source(1, "Backups", "/kb/backups.md")])
+        answered = Final("35 days [1]", sources=[Citation(1, "Backups", "/kb/backups.md")])
         down = AnswerRecord.of(ask("How long are backups kept?", root="6"), answered)
         for record in (twice, down):
             await feedback.rate(await feedback.remember(record), "U2", "down", "틀림")

@@ -28,7 +28,7 @@ from adapters.chat.usage import (
 )
 from adapters.chat.usage_redis import RedisUsageStore
 from agent.coordination.redis_connection import RedisConnection
-from agent.events import Final, Source, Turn, Usage
+from agent.events import Citation, Final, Turn, Usage
 
 # 2026-11-03 23:59:30 UTC: 08:59 the next morning in Seoul, still the 3rd in UTC.
 LATE = dt.datetime(2026, 11, 3, 23, 59, 30, tzinfo=dt.UTC).timestamp()
@@ -199,8 +199,8 @@ async def test_the_last_100_questions_per_user_newest_first(open_usage: OpenUsag
     assert sum(r.requests for r in rows) == 105  # counts are not capped, only the list
 
 
-def passage(title: str) -> Source:
-    return Source(1, title, f"/kb/{title}.md", "", None)
+def passage(title: str) -> Citation:
+    return Citation(1, title, f"/kb/{title}.md", "", None)
 
 
 async def test_the_questions_the_documents_did_not_cover_are_kept_with_their_topic(

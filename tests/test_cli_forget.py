@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from agent.retrieval.catalog import Catalog
+from agent.retrieval.catalog_sqlite import SqliteCatalog
 from bots.cli import app
 from tests.conftest import SAMPLES
 
@@ -42,7 +42,7 @@ def docs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def sources() -> set[str]:
     """The file names the catalog holds."""
-    catalog = Catalog(Path(os.environ["TEAMRAG_DATA_DIR"]) / "catalog.sqlite3")
+    catalog = SqliteCatalog(Path(os.environ["TEAMRAG_DATA_DIR"]) / "catalog.sqlite3")
     try:
         return {Path(doc.source).name for doc in catalog.documents()}
     finally:

@@ -15,15 +15,15 @@ from adapters.discord.render import (
     source_line,
     thread_name,
 )
-from agent.events import Final, Source
+from agent.events import Citation, Final
 
 KOREAN = "배포는 화요일부터 목요일까지 10시에서 16시 사이에만 할 수 있습니다. "
 CODE = "```python\n" + "\n".join(f"print('step {i}')  # 배포 단계" for i in range(150)) + "\n```"
 
 
-def many_sources(count: int) -> list[Source]:
+def many_sources(count: int) -> list[Citation]:
     return [
-        Source(
+        Citation(
             i,
             f"운영 핸드북 / Operations handbook, chapter {i} " + "x" * 150,
             f"/srv/docs/handbook-{i}.pdf",
@@ -61,14 +61,14 @@ def test_sources_are_packed_into_embeds_within_every_limit_and_none_is_lost() ->
 
 
 def test_a_source_line_links_web_sources_and_names_files_otherwise() -> None:
-    linked = Source(2, "Deploy *policy*", "https://wiki/deploy", "Deploys", "https://wiki/deploy")
-    filed = Source(1, "운영 핸드북", "/srv/docs/ops-handbook.pdf", "p. 4")
+    linked = Citation(2, "Deploy *policy*", "https://wiki/deploy", "Deploys", "https://wiki/deploy")
+    filed = Citation(1, "운영 핸드북", "/srv/docs/ops-handbook.pdf", "p. 4")
     assert source_line(linked) == r"**[2]** [Deploy \*policy\*](<https://wiki/deploy>) · Deploys"
     assert source_line(filed) == "**[1]** 운영 핸드북 · p. 4 · `ops-handbook.pdf`"
     assert source_line(filed, markdown=False) == "[1] 운영 핸드북 · p. 4 · ops-handbook.pdf"
-    unsafe = Source(3, "Click", "x", link="javascript:alert(1)")
+    unsafe = Citation(3, "Click", "x", link="javascript:alert(1)")
     assert "javascript" not in source_line(unsafe)
-    assert len(source_line(Source(4, "t" * 5000, "x"))) == 1000
+    assert len(source_line(Citation(4, "t" * 5000, "x"))) == 1000
 
 
 def test_plain_text_says_why_and_still_carries_everything() -> None:

@@ -28,12 +28,12 @@ from adapters.chat.queue_redis import RedisTurnQueue
 from adapters.discord.queued_messages import (
     REPLY_CHANNEL,
     REPLY_ID,
-    Where,
+    ReplyTarget,
     answer_message,
     message_job,
 )
 from adapters.discord.turns import Place
-from agent.cache.sqlite import SqliteAnswerCache
+from agent.cache.answer_sqlite import SqliteAnswerCache
 from agent.coordination.redis_connection import RedisConnection
 from agent.retrieval.knowledge_base import KnowledgeBase
 from tests.agent_support import script_answer
@@ -213,7 +213,7 @@ async def left_in_a_thread(bot: Bot, asked: int, parts: int) -> dict[str, str]:
 
 
 def mention_job(bot: Bot, asked: int, notes: dict[str, str]) -> Job:
-    where = Where(GUILD_ID, GENERAL, asked, thread_name=BACKUPS)
+    where = ReplyTarget(GUILD_ID, GENERAL, asked, thread_name=BACKUPS)
     rule = bot.client.teamrag.services.rules.for_channel(str(GENERAL))
     turn = Place(GUILD_ID, asked, GENERAL).turn(
         BACKUPS, root=asked, user=ALICE.id, message=asked, rule=rule

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agent.events import Final, Route, Source
+from agent.events import Citation, Final, Route
 from bots.evaluation.categories import by_category, markdown_table, outcome
 from bots.evaluation.scoring import Row, holds_answer, is_right
 from bots.evaluation.sets import Question, load_question_set, sample
@@ -108,7 +108,7 @@ def test_the_split_is_a_third_of_each_category_the_same_every_time_and_keeps_thr
 def _final(
     answer: str, covered: bool = True, route: Route = "knowledge", cite: str = "a.md"
 ) -> Final:
-    sources = [Source(1, cite, f"/docs/{cite}")] if cite else []
+    sources = [Citation(1, cite, f"/docs/{cite}")] if cite else []
     return Final(answer, sources, route=route, covered=covered)
 
 

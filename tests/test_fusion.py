@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent.retrieval.catalog import Catalog, DocumentRecord
+from agent.retrieval.catalog import DocumentRecord
+from agent.retrieval.catalog_sqlite import SqliteCatalog
 from agent.retrieval.fusion import XLANG_GUARANTEED_RANK, fuse
 from agent.retrieval.types import Chunk
 
@@ -80,7 +81,7 @@ def test_without_language_information_the_fusion_is_language_blind() -> None:
 
 
 def test_catalog_stores_and_returns_chunk_languages(tmp_path: Path) -> None:
-    catalog = Catalog(tmp_path / "catalog.sqlite3")
+    catalog = SqliteCatalog(tmp_path / "catalog.sqlite3")
     try:
         chunks = [
             Chunk(f"d:h:{n}", "d", n, text, "/x.md", "x")

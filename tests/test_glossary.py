@@ -15,7 +15,8 @@ from agent.glossary.cache import GlossaryCache
 from agent.glossary.glossary import Glossary
 from agent.glossary.mine import mine_pairs
 from agent.glossary.team_file import GlossaryFileError, read_team_file
-from agent.retrieval.catalog import Catalog, DocumentRecord
+from agent.retrieval.catalog import DocumentRecord
+from agent.retrieval.catalog_sqlite import SqliteCatalog
 from agent.retrieval.loaders import load_document
 from agent.retrieval.tokenizer import words
 from agent.retrieval.types import Chunk, TermPair
@@ -58,7 +59,7 @@ def _chunk(doc_id: str, text: str) -> Chunk:
 
 
 def test_pairs_are_stored_and_leave_with_their_document(tmp_path: Path) -> None:
-    catalog = Catalog(tmp_path / "catalog.sqlite3")
+    catalog = SqliteCatalog(tmp_path / "catalog.sqlite3")
     record = DocumentRecord("d1", "gloss.md", "public", "Gloss", "h", 1, "p", 0.0)
     pair = TermPair("인수인계", "handover", "paren", 0.9)
     catalog.replace_document(record, [_chunk("d1", "x")], [["x"]], ["en"], [pair])
@@ -76,7 +77,7 @@ def test_a_team_file_that_breaks_after_start_leaves_searches_working(
 ) -> None:
     """The mined pairs stay in use and the log names the file; `teamrag glossary` (strict)
     still says what is wrong."""
-    catalog = Catalog(tmp_path / "catalog.sqlite3")
+    catalog = SqliteCatalog(tmp_path / "catalog.sqlite3")
     record = DocumentRecord("d1", "gloss.md", "public", "Gloss", "h", 1, "p", 0.0)
     pair = TermPair("인수인계", "handover", "paren", 0.9)
     catalog.replace_document(record, [_chunk("d1", "x")], [["x"]], ["en"], [pair])

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.retrieval.catalog import Catalog, CatalogError, DocumentRecord
+from agent.retrieval.catalog import CatalogError, DocumentRecord
+from agent.retrieval.catalog_sqlite import SqliteCatalog
 from agent.retrieval.chunking import chunk_document
 from agent.retrieval.embeddings import UniversalSentenceEncoder
 from agent.retrieval.ingest import Ingestor, Status, document_id
@@ -204,7 +205,7 @@ def test_catalog_from_an_older_teamrag_names_the_fix(tmp_path: Path) -> None:
             "NOT NULL, link TEXT)"
         )
     with pytest.raises(CatalogError, match="older teamrag; delete the folder"):
-        Catalog(path)
+        SqliteCatalog(path)
 
 
 def test_a_searching_process_sees_another_process_ingest(

@@ -36,7 +36,7 @@ from agent.memory.backends import (
     open_store,
     prune_thread,
 )
-from agent.memory.history import select_for_trim
+from agent.memory.trimming import select_for_trim
 from tests.postgres_support import postgres_or_skip
 
 REPO = Path(__file__).resolve().parent.parent

@@ -24,7 +24,6 @@ from langgraph.store.base import BaseStore
 
 from agent.memory.backends import open_store
 from agent.memory.budget import TokenPlan, count_tokens, fit_texts
-from agent.memory.history import extractive_summary, message_tokens, select_for_trim
 from agent.memory.profile import (
     MAX_FREEFORM_FACTS,
     Fact,
@@ -35,6 +34,7 @@ from agent.memory.profile import (
     render_profile,
     user_namespace,
 )
+from agent.memory.trimming import extractive_summary, message_tokens, select_for_trim
 from tests.postgres_support import postgres_or_skip
 
 

@@ -20,7 +20,7 @@ from adapters.chat.feedback_redis import RedisFeedbackStore
 from adapters.chat.usage import SqliteUsageStore, UsageStore, day_of
 from adapters.chat.usage_redis import RedisUsageStore
 from agent.coordination.redis_connection import RedisConnection
-from agent.events import Final, Source, Turn, Usage
+from agent.events import Citation, Final, Turn, Usage
 from bots.cli import app
 from tests.servers import free_port
 
@@ -30,7 +30,7 @@ ASKER = Turn("Postgres 백업은 며칠 보관되나요?", platform="slack", wor
 OTHER = Turn("How do I rotate keys?", platform="discord", workspace="G1", user="U2")
 RAG = Final(
     "Postgres 백업은 35일 동안 보관됩니다 [1].",
-    sources=[Source(1, "운영 가이드", "samples/kb/ops.md", "백업", "https://wiki/ops")],
+    sources=[Citation(1, "운영 가이드", "samples/kb/ops.md", "백업", "https://wiki/ops")],
     mode="llm",
     usage=Usage(1300, 240),
     usage_by_model={"gpt-4o-mini": Usage(1000, 40), "gpt-4o": Usage(300, 200)},

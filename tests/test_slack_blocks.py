@@ -8,7 +8,8 @@ import pytest
 
 from adapters.chat.live import LiveView, Step
 from adapters.chat.split import split_pieces
-from adapters.slack.blocks import (
+from adapters.slack.markup import escape, plain_question
+from adapters.slack.render import (
     ANSWER_PIECE,
     PLAIN_PIECE,
     final_messages,
@@ -17,9 +18,8 @@ from adapters.slack.blocks import (
     progress_message,
     source_line,
 )
-from adapters.slack.markup import escape, plain_question
 from adapters.slack.turns import addressed_message, ask_options
-from agent.events import Final, Source
+from agent.events import Citation, Final
 from tests.fakes.slack_limits import block_problems
 
 BOT = "UBOT0001"
@@ -40,12 +40,12 @@ def test_incoming_markup_becomes_the_words_a_person_reads() -> None:
 
 def test_outgoing_text_cannot_ping_or_link() -> None:
     assert escape("<!channel> & <https://x|y>") == "&lt;!channel&gt; &amp; &lt;https://x|y&gt;"
-    linked = Source(1, "Deploys <& rollbacks>", "d.md", "Rules > Windows", "https://w/a|b")
+    linked = Citation(1, "Deploys <& rollbacks>", "d.md", "Rules > Windows", "https://w/a|b")
     assert source_line(linked) == (
         "[1] <https://w/a%7Cb|Deploys &lt;&amp; rollbacks&gt;> · Rules &gt; Windows"
     )
-    assert source_line(Source(2, "Handbook", "h.pdf", "p. 4")) == "[2] Handbook · p. 4"
-    assert source_line(Source(3, "", "notes.txt")) == "[3] notes.txt"
+    assert source_line(Citation(2, "Handbook", "h.pdf", "p. 4")) == "[2] Handbook · p. 4"
+    assert source_line(Citation(3, "", "notes.txt")) == "[3] notes.txt"
     assert source_line(linked, mrkdwn=False) == (
         "[1] Deploys <& rollbacks> · Rules > Windows · https://w/a|b"
     )
@@ -56,7 +56,7 @@ def _final(answer: str, sources: int = 2, language: str = "en") -> Final:
         answer=answer,
         language=language,
         sources=[
-            Source(
+            Citation(
                 n,
                 f"Document {n} " + "긴 제목 " * 30,
                 f"doc{n}.md",

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from adapters.chat.feedback import SqliteFeedbackStore
-from adapters.slack.blocks import ANSWER_PIECE
+from adapters.slack.render import ANSWER_PIECE
 from agent.events import Event, Progress, Turn
 from agent.retrieval.knowledge_base import KnowledgeBase
 from tests.agent_support import script_answer, verdict

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from adapters.slack.dm import DmConversations, start_over
+from adapters.slack.dm import SqliteDmConversations, start_over
 from adapters.slack.turns import Incoming
 from agent.retrieval.knowledge_base import KnowledgeBase
 from tests.agent_support import request_text, script_answer
@@ -59,7 +59,7 @@ async def test_after_the_idle_time_a_dm_message_starts_a_new_conversation(
     tmp_path: Path,
 ) -> None:
     now = [1000.0]
-    record = DmConversations(tmp_path / "dm.sqlite", continue_s=1800, clock=lambda: now[0])
+    record = SqliteDmConversations(tmp_path / "dm.sqlite", continue_s=1800, clock=lambda: now[0])
     first = await record.place(dm_message("1.0"))
     await record.active(first)
     now[0] += 1799

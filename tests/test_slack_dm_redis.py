@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.slack.dm import DmConversations
+from adapters.slack.dm import SqliteDmConversations
 from adapters.slack.dm_redis import RedisDmConversations
 from adapters.slack.turns import Incoming
 from agent.coordination.redis_connection import RedisConnection
@@ -32,7 +32,7 @@ async def second_redis(redis_connection: RedisConnection) -> AsyncIterator[Redis
 
 def host(redis: RedisConnection, folder: Path, now: list[float]) -> RedisDmConversations:
     """One worker on its own machine: its own SQLite file, the shared Redis."""
-    local = DmConversations(folder / "slack_dm.sqlite", continue_s=1800, clock=lambda: now[0])
+    local = SqliteDmConversations(folder / "slack_dm.sqlite", continue_s=1800, clock=lambda: now[0])
     return RedisDmConversations(redis, local, continue_s=1800, clock=lambda: now[0])
 
 

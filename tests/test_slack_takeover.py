@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from adapters.chat.queue import Job
-from adapters.slack.bot import ANSWER, ASK, REPLY_KIND, REPLY_TS
+from adapters.slack.queued import ANSWER, ASK, REPLY_KIND, REPLY_TS
 from adapters.slack.turns import incoming
 from agent.retrieval.knowledge_base import KnowledgeBase
 from tests.fakes.slack_server import TEAM, FakeSlack

@@ -24,8 +24,8 @@ from slack_sdk.webhook.async_client import AsyncWebhookClient
 from adapters.chat.parts import part_note
 from adapters.chat.queue import Job
 from adapters.chat.queue_redis import RedisTurnQueue
-from adapters.slack.blocks import final_messages
-from adapters.slack.bot import ANSWER, ASK, REPLY_KIND, REPLY_TS, SlackBot
+from adapters.slack.queued import ANSWER, ASK, REPLY_KIND, REPLY_TS, SlackBot
+from adapters.slack.render import final_messages
 from adapters.slack.response_url import digest
 from adapters.slack.turns import incoming
 from agent.coordination.redis_connection import RedisConnection

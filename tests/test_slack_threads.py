@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from adapters.slack.threads import RedisThreadRecord, SqliteThreadRecord, ThreadRecord
+from adapters.slack.threads import SqliteThreadRecord, ThreadRecord
+from adapters.slack.threads_redis import RedisThreadRecord
 from agent.coordination.redis_connection import RedisConnection
 
 THREAD = "T1:C1:1700000000.000100"

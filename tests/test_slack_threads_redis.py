@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 import redis
 
-from adapters.slack.threads import RedisThreadRecord, SqliteThreadRecord
+from adapters.slack.threads import SqliteThreadRecord
+from adapters.slack.threads_redis import RedisThreadRecord
 from agent.coordination.redis_connection import RedisConnection
 from tests.redis_support import RedisServer
 

@@ -14,8 +14,9 @@ import pytest
 
 from agent.coordination.redis_connection import RedisConnection
 from agent.retrieval.knowledge_base import KnowledgeBase
-from agent.sources.locks import FileSyncLock, RedisSyncLock
+from agent.sources.locks import FileSyncLock
 from agent.sources.locks_postgres import PostgresSyncLock
+from agent.sources.locks_redis import RedisSyncLock
 from agent.sources.scheduler import SourceScheduler
 from agent.sources.store_postgres import PostgresSourceStore
 from agent.sources.sync import SyncOutcome

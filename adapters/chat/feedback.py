@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
 
-from agent.events import Final, Source, Turn
+from agent.events import Citation, Final, Turn
 from agent.plumbing.sqlite_tx import immediate
 
 log = logging.getLogger(__name__)
@@ -69,8 +69,8 @@ class FeedbackEntry:
     answer: AnswerRecord
     comment: str = ""  # what the voter wrote with the vote (the web chat asks for it)
 
-    def source_list(self) -> list[Source]:
-        return [Source(**s) for s in self.answer.sources]  # type: ignore[arg-type]
+    def source_list(self) -> list[Citation]:
+        return [Citation(**s) for s in self.answer.sources]  # type: ignore[arg-type]
 
 
 class FeedbackStore(Protocol):

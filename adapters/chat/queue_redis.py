@@ -39,7 +39,7 @@ from typing import cast
 import redis.asyncio as aredis
 from redis.exceptions import ResponseError
 
-from adapters.chat import queue_scripts as scripts
+from adapters.chat import queue_redis_scripts as scripts
 from adapters.chat.queue import Handler, Job, LocalTurnQueue, Tasks, answer
 from adapters.chat.queue_bell import ThreadBell
 from agent.coordination.redis_connection import UNREACHABLE, RedisConnection

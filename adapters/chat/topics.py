@@ -16,14 +16,14 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Literal, TypeVar
 
 from adapters.paths import shown_path
-from agent.events import Source
+from agent.events import Citation
 from agent.retrieval.tokenizer import words
 
 T = TypeVar("T")
 TopicKind = Literal["document", "keyword", "other"]
 
 
-def source_title(source: Source) -> str:
+def source_title(source: Citation) -> str:
     return source.title or shown_path(source.source)
 
 

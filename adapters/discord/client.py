@@ -28,7 +28,7 @@ from discord.gateway import DiscordWebSocket
 from discord.http import Route
 
 from adapters.chat.queue import Job, TurnQueue
-from adapters.discord import mentions
+from adapters.discord import messages
 from adapters.discord.buttons import FeedbackButton
 from adapters.discord.commands import CommandTexts, ask_command, ask_message_menu
 from adapters.discord.options import Adapter
@@ -94,7 +94,7 @@ class TeamragClient(discord.Client):
 
     async def on_message(self, message: discord.Message) -> None:
         if self.user is not None:
-            await mentions.on_message(self.teamrag, self.user, message, self.queue)
+            await messages.on_message(self.teamrag, self.user, message, self.queue)
 
 
 async def _handle(client: TeamragClient, job: Job) -> None:

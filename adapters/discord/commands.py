@@ -22,7 +22,7 @@ from discord import app_commands
 from discord.app_commands import locale_str
 
 from adapters.chat.queue import TurnQueue
-from adapters.discord.access import admitted, roles_of
+from adapters.discord.gates import admitted, roles_of
 from adapters.discord.live import ChannelPoster, Poster
 from adapters.discord.options import Adapter
 from adapters.discord.queued import Asked, ask_job

@@ -1,7 +1,7 @@
 """Messages for the bot (mentions, DMs, follow-ups) through the durable turn queue.
 
-The process whose shard receives the message only checks it (:mod:`adapters.discord.mentions`)
-and queues where the answer goes (:class:`Where`) with the turn. Whichever process
+The process whose shard receives the message only checks it (:mod:`adapters.discord.messages`)
+and queues where the answer goes (:class:`ReplyTarget`) with the turn. Whichever process
 reads the job (another shard's, if this one dies mid-answer: :mod:`adapters.chat.queue_redis`
 hands it over) opens the thread, posts "⏳ Thinking…" and edits it into the answer,
 all through the REST API, which needs nothing of the shard the message came on.
@@ -46,7 +46,7 @@ THREAD_EXISTS = 160004  # "A thread has already been created for this message"
 
 
 @dataclass(frozen=True)
-class Where:
+class ReplyTarget:
     """Where a queued message is answered, decided by the process that received it."""
 
     guild_id: int | None  # None in a DM
@@ -70,7 +70,7 @@ class Where:
         )
 
 
-def message_job(where: Where, turn: Turn, language: str) -> Job:
+def message_job(where: ReplyTarget, turn: Turn, language: str) -> Job:
     payload = {"where": asdict(where), "turn": turn_fields(turn), "language": language}
     return Job(MESSAGE_JOB, turn.thread_id, payload, event_id=f"message-{where.message_id}")
 
@@ -94,7 +94,7 @@ async def gave_up_message(client: discord.Client, queue: TurnQueue, job: Job) ->
 async def _reply(client: discord.Client, queue: TurnQueue, job: Job) -> tuple[Turn, ChannelPoster]:
     """The job's turn, and where its reply goes: the messages a stopped process left, or
     the message's thread (opened here), or the channel."""
-    where = Where(**job.payload["where"])
+    where = ReplyTarget(**job.payload["where"])
     turn = turn_of(job.payload["turn"])
     # Sending with feedback buttons needs the client's state, ready.
     await client.wait_until_ready()
@@ -133,7 +133,7 @@ async def _reply(client: discord.Client, queue: TurnQueue, job: Job) -> tuple[Tu
     return turn, poster
 
 
-async def _open_thread(client: discord.Client, where: Where) -> bool:
+async def _open_thread(client: discord.Client, where: ReplyTarget) -> bool:
     """Open the thread from the message; False where the bot may not (answer inline)."""
     try:
         await client.http.start_thread_with_message(

@@ -19,7 +19,7 @@ import discord
 from adapters.chat.live import LiveView
 from adapters.chat.phrases import language_of, phrase, sources_heading
 from adapters.chat.split import split_text
-from agent.events import Final, Source
+from agent.events import Citation, Final
 
 CONTENT_LIMIT = 2000
 DESCRIPTION_LIMIT = 4096
@@ -103,7 +103,7 @@ def pack(messages: list[Outgoing], embeds: list[discord.Embed]) -> list[Outgoing
     return packed
 
 
-def source_embeds(sources: list[Source], title: str) -> list[discord.Embed]:
+def source_embeds(sources: list[Citation], title: str) -> list[discord.Embed]:
     """The numbered sources, one line each, in as many embeds as 4,096 characters allow."""
     if not sources:
         return []
@@ -123,7 +123,7 @@ def source_embeds(sources: list[Source], title: str) -> list[discord.Embed]:
     ]
 
 
-def source_line(source: Source, *, markdown: bool = True) -> str:
+def source_line(source: Citation, *, markdown: bool = True) -> str:
     """``[1] Title · p. 3 · file.pdf``, the title linked when the source has a web link."""
     title = source.title.strip() or _file_name(source.source) or f"#{source.number}"
     parts = []

@@ -26,6 +26,9 @@ PLATFORM = "discord"
 
 @dataclass(frozen=True)
 class Place:
+    """Where on Discord a question was asked (where its answer goes is a
+    :class:`~adapters.discord.queued_messages.ReplyTarget`)."""
+
     guild_id: int | None  # None in a direct message
     channel_id: int  # the thread's own id inside a thread
     parent_id: int | None = None  # the channel a thread belongs to

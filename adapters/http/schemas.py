@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from adapters.http.markdown import answer_html
 from adapters.paths import shown_path
-from agent.events import Final, Source
+from agent.events import Citation, Final
 
 
 class ChatRequest(BaseModel):
@@ -71,7 +71,7 @@ class ChatResponse(BaseModel):
     )
 
 
-def source_out(source: Source) -> dict[str, Any]:
+def source_out(source: Citation) -> dict[str, Any]:
     return {
         "number": source.number,
         "title": source.title,

@@ -9,7 +9,7 @@ acknowledgement is sent when the listener returns. The same app serves the HTTP 
 (``app.web_app()``, one path for events, commands and clicks) and Socket Mode.
 
 The listeners, one module each: :mod:`~adapters.slack.messages` (mentions, DMs,
-follow-ups), :mod:`~adapters.slack.ask` (``/ask``), :mod:`~adapters.slack.feedback`
+follow-ups), :mod:`~adapters.slack.commands` (``/ask``), :mod:`~adapters.slack.buttons`
 (the thumbs), :mod:`~adapters.slack.assistant` (the AI-app pane),
 :mod:`~adapters.slack.home` (App Home) and :mod:`~adapters.slack.shortcut` (the
 "Ask about this message" shortcut).
@@ -22,9 +22,9 @@ import logging
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack import ask, assistant, feedback, home, messages, shortcut
-from adapters.slack.ask import ASK_COMMAND
-from adapters.slack.bot import SlackBot
+from adapters.slack import assistant, buttons, commands, home, messages, shortcut
+from adapters.slack.commands import ASK_COMMAND
+from adapters.slack.queued import SlackBot
 
 __all__ = ["ASK_COMMAND", "create_app"]
 
@@ -62,8 +62,8 @@ def create_app(
     # The pane's middleware first: it takes the messages of assistant threads (DMs).
     assistant.register(app, bot)
     messages.register(app, bot)
-    ask.register(app, bot)
-    feedback.register(app, bot)
+    commands.register(app, bot)
+    buttons.register(app, bot)
     home.register(app, bot)
     shortcut.register(app, bot)
     return app

@@ -30,9 +30,9 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.chat.library import Shelf
 from adapters.chat.services import ChatServices
-from adapters.slack.bot import SlackBot
 from adapters.slack.gates import Asking, asking, reading, standard
 from adapters.slack.messages import asked_message, message_asking
+from adapters.slack.queued import SlackBot
 from adapters.slack.turns import incoming, not_from_a_person
 from agent.plumbing.log_context import bind
 

@@ -1,6 +1,6 @@
 """Putting an answer's messages in the thread, and the plainer message when Slack refuses them.
 
-An answer is one message or several (:func:`~adapters.slack.blocks.final_messages`): the
+An answer is one message or several (:func:`~adapters.slack.render.final_messages`): the
 first goes into the reply's live message (edited) or is posted, the others are its
 *parts*, each put through :class:`~adapters.chat.parts.ReplyParts`, which notes it with
 the queued turn and, on a take-over, edits the part a dead worker already posted
@@ -22,20 +22,20 @@ from dataclasses import dataclass
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.blocks import SlackMessage, plain_texts
 from adapters.slack.parts import ReplyNotes, ThreadParts, gone, slack_error
+from adapters.slack.render import SlackMessage, plain_texts
 from agent.events import Final
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Place", "Render", "deliver", "slack_error"]
+__all__ = ["Render", "ReplyTarget", "deliver", "slack_error"]
 
 # Turns a Final into the messages to post (and remembers the answer for feedback).
 Render = Callable[[Final], Awaitable[list[SlackMessage]]]
 
 
 @dataclass(frozen=True)
-class Place:
+class ReplyTarget:
     """Where a reply goes: a channel, and the thread in it (None: a new top-level message)."""
 
     channel: str
@@ -44,7 +44,7 @@ class Place:
 
 async def deliver(
     client: AsyncWebClient,
-    place: Place,
+    target: ReplyTarget,
     messages: Sequence[SlackMessage],
     language: str,
     *,
@@ -61,25 +61,25 @@ async def deliver(
     the messages not yet delivered are put as plain text.
     """
     notes = notes or ReplyNotes()
-    thread = place.thread_ts
+    thread = target.thread_ts
     for offset, message in enumerate(messages):
         index = start + offset
         try:
-            posted = await _put(client, place, thread, index, message, edit_ts, notes)
+            posted = await _put(client, target, thread, index, message, edit_ts, notes)
         except SlackApiError as exc:
             log.warning(
                 "Slack refused an answer message (%s); sending it plainly", slack_error(exc)
             )
             rest = messages[offset:]
-            await _put_plain(client, place, thread, rest, language, index, edit_ts, notes)
+            await _put_plain(client, target, thread, rest, language, index, edit_ts, notes)
             return
         thread = thread or posted
-    await notes.parts.clear(ThreadParts(client, place.channel, thread), start + len(messages))
+    await notes.parts.clear(ThreadParts(client, target.channel, thread), start + len(messages))
 
 
 async def _put(
     client: AsyncWebClient,
-    place: Place,
+    target: ReplyTarget,
     thread: str | None,
     index: int,
     message: SlackMessage,
@@ -89,14 +89,14 @@ async def _put(
     last_resort: bool = False,
 ) -> str:
     if index == 0:
-        return await _first(client, place, message, edit_ts, notes)
-    parts = ThreadParts(client, place.channel, thread, last_resort=last_resort)
+        return await _first(client, target, message, edit_ts, notes)
+    parts = ThreadParts(client, target.channel, thread, last_resort=last_resort)
     return await notes.parts.put(parts, index, message)
 
 
 async def _first(
     client: AsyncWebClient,
-    place: Place,
+    target: ReplyTarget,
     message: SlackMessage,
     edit_ts: str | None,
     notes: ReplyNotes,
@@ -105,7 +105,7 @@ async def _first(
     if edit_ts is not None:
         try:
             await client.chat_update(
-                channel=place.channel, ts=edit_ts, text=message.text, blocks=message.blocks
+                channel=target.channel, ts=edit_ts, text=message.text, blocks=message.blocks
             )
             return edit_ts
         except SlackApiError as exc:
@@ -113,8 +113,8 @@ async def _first(
                 raise
             log.info("the reply's message is gone (%s); posting the answer anew", slack_error(exc))
     response = await client.chat_postMessage(
-        channel=place.channel,
-        thread_ts=place.thread_ts,
+        channel=target.channel,
+        thread_ts=target.thread_ts,
         text=message.text,
         blocks=message.blocks or None,
     )
@@ -125,7 +125,7 @@ async def _first(
 
 async def _put_plain(
     client: AsyncWebClient,
-    place: Place,
+    target: ReplyTarget,
     thread: str | None,
     messages: Sequence[SlackMessage],
     language: str,
@@ -141,10 +141,10 @@ async def _put_plain(
         at = index + offset
         if at == 0 and edit_ts is not None:
             try:
-                posted = await _first(client, place, text, edit_ts, notes)
+                posted = await _first(client, target, text, edit_ts, notes)
             except SlackApiError:
-                posted = await _first(client, place, text, None, notes)
+                posted = await _first(client, target, text, None, notes)
         else:
-            posted = await _put(client, place, thread, at, text, None, notes, last_resort=True)
+            posted = await _put(client, target, thread, at, text, None, notes, last_resort=True)
         thread = thread or posted
-    await notes.parts.clear(ThreadParts(client, place.channel, thread), index + len(texts))
+    await notes.parts.clear(ThreadParts(client, target.channel, thread), index + len(texts))

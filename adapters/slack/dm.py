@@ -67,7 +67,7 @@ class Conversations(Protocol):
         ...
 
 
-class DmConversations:
+class SqliteDmConversations:
     """Which conversation a DM message belongs to (SQLite)."""
 
     def __init__(

@@ -2,7 +2,7 @@
 
 The worker that answers a DM message writes down the DM's current conversation; the
 worker that takes the next DM message (often another one, on another host) reads it
-there. With only the machine's SQLite file (:class:`~adapters.slack.dm.DmConversations`)
+there. With only the machine's SQLite file (:class:`~adapters.slack.dm.SqliteDmConversations`)
 that second worker would find nothing and start a new conversation, losing the
 history the user expects.
 
@@ -20,7 +20,7 @@ from dataclasses import replace
 
 import redis.asyncio as aredis
 
-from adapters.slack.dm import KEEP_S, DmConversations, dm_key, is_dm
+from adapters.slack.dm import KEEP_S, SqliteDmConversations, dm_key, is_dm
 from adapters.slack.turns import Incoming
 from agent.coordination.redis_connection import RedisConnection
 
@@ -31,7 +31,7 @@ class RedisDmConversations:
     def __init__(
         self,
         redis: RedisConnection,
-        local: DmConversations,
+        local: SqliteDmConversations,
         *,
         continue_s: float,
         clock: Callable[[], float] = time.time,

@@ -23,9 +23,9 @@ from adapters.chat.library import Shelf
 from adapters.chat.services import ChatServices
 from adapters.chat.unanswered import unanswered
 from adapters.slack.assistant import user_language
-from adapters.slack.blocks import Block
-from adapters.slack.bot import SlackBot
 from adapters.slack.markup import escape
+from adapters.slack.queued import SlackBot
+from adapters.slack.render import Block
 from adapters.slack.turns import PLATFORM
 
 log = logging.getLogger(__name__)

@@ -39,9 +39,9 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.chat.live import LiveReply, LiveView, Step
 from adapters.chat.phrases import phrase
-from adapters.slack.blocks import ANSWER_PIECE, Block, progress_message
-from adapters.slack.delivery import Place, Render, deliver, slack_error
+from adapters.slack.delivery import Render, ReplyTarget, deliver, slack_error
 from adapters.slack.parts import ReplyNotes, gone
+from adapters.slack.render import ANSWER_PIECE, Block, progress_message
 from agent.events import Final
 
 log = logging.getLogger(__name__)
@@ -76,7 +76,7 @@ class PostReply:
     def __init__(
         self,
         client: AsyncWebClient,
-        place: Place,
+        target: ReplyTarget,
         language: str,
         render: Render,
         *,
@@ -85,7 +85,7 @@ class PostReply:
         notes: ReplyNotes | None = None,
     ) -> None:
         self._client = client
-        self._place = place
+        self._target = target
         self._language = language
         self._render = render
         self._head = head
@@ -98,8 +98,8 @@ class PostReply:
         message = progress_message(view, self._language, self._head)
         if self.ts is None:
             response = await self._client.chat_postMessage(
-                channel=self._place.channel,
-                thread_ts=self._place.thread_ts,
+                channel=self._target.channel,
+                thread_ts=self._target.thread_ts,
                 text=message.text,
                 blocks=message.blocks,
             )
@@ -108,7 +108,7 @@ class PostReply:
             return
         try:
             await self._client.chat_update(
-                channel=self._place.channel, ts=self.ts, text=message.text, blocks=message.blocks
+                channel=self._target.channel, ts=self.ts, text=message.text, blocks=message.blocks
             )
         except SlackApiError as exc:
             if not gone(exc):
@@ -122,7 +122,7 @@ class PostReply:
         messages = await self._render(final)
         await deliver(
             self._client,
-            self._place,
+            self._target,
             messages,
             final.language,
             edit_ts=self.ts,
@@ -146,7 +146,7 @@ class StreamReply:
     def __init__(
         self,
         client: AsyncWebClient,
-        place: Place,
+        target: ReplyTarget,
         language: str,
         render: Render,
         *,
@@ -159,9 +159,9 @@ class StreamReply:
         """``resume_ts``: the stream a dead worker opened for this turn. What it shows is
         unknown here, so its text is never appended to (``finish`` edits the answer in),
         only its steps are brought up to date under the same task ids."""
-        assert place.thread_ts is not None, "Slack streams only as a reply in a thread"
+        assert target.thread_ts is not None, "Slack streams only as a reply in a thread"
         self._client = client
-        self._place = place
+        self._target = target
         self._language = language
         self._render = render
         self._recipient = (recipient_team, recipient_user)
@@ -180,8 +180,8 @@ class StreamReply:
         if self._ts is None:
             try:
                 response = await self._client.chat_startStream(
-                    channel=self._place.channel,
-                    thread_ts=str(self._place.thread_ts),
+                    channel=self._target.channel,
+                    thread_ts=str(self._target.thread_ts),
                     recipient_team_id=self._recipient[0],
                     recipient_user_id=self._recipient[1],
                     task_display_mode="timeline",
@@ -191,7 +191,7 @@ class StreamReply:
                 self._support.refused(slack_error(exc))
                 log.info("no stream (%s): posting and editing instead", slack_error(exc))
                 self._fallback = PostReply(
-                    self._client, self._place, self._language, self._render, notes=self._notes
+                    self._client, self._target, self._language, self._render, notes=self._notes
                 )
                 await self._fallback.show(view)
                 return
@@ -200,7 +200,7 @@ class StreamReply:
         elif chunks:
             try:
                 await self._client.chat_appendStream(
-                    channel=self._place.channel, ts=self._ts, chunks=chunks
+                    channel=self._target.channel, ts=self._ts, chunks=chunks
                 )
             except SlackApiError as exc:
                 if slack_error(exc) == _GONE and self._resuming:
@@ -223,7 +223,7 @@ class StreamReply:
             return
         messages = await self._render(final)
         if self._ts is None:  # the answer came before any progress was shown
-            await deliver(self._client, self._place, messages, final.language, notes=self._notes)
+            await deliver(self._client, self._target, messages, final.language, notes=self._notes)
             return
         first = messages[0]
         done: list[Chunk] = [
@@ -237,7 +237,7 @@ class StreamReply:
             if continues and not first.head:
                 rest = first.markdown[len(self._sent.text) :]
                 await self._client.chat_stopStream(
-                    channel=self._place.channel,
+                    channel=self._target.channel,
                     ts=self._ts,
                     chunks=[*done, *([MarkdownTextChunk(text=rest)] if rest else [])],
                     blocks=list(first.tail) or None,
@@ -245,7 +245,7 @@ class StreamReply:
                 answered = True
             else:
                 await self._client.chat_stopStream(
-                    channel=self._place.channel, ts=self._ts, chunks=done
+                    channel=self._target.channel, ts=self._ts, chunks=done
                 )
         except SlackApiError as exc:
             log.info("could not close the stream (%s): editing its message", slack_error(exc))
@@ -255,7 +255,7 @@ class StreamReply:
             later, start, edit_ts = messages, 0, self._ts
         await deliver(
             self._client,
-            self._place,
+            self._target,
             later,
             final.language,
             edit_ts=edit_ts,
@@ -265,7 +265,7 @@ class StreamReply:
 
     def _editing_stream_message(self) -> PostReply:
         return PostReply(
-            self._client, self._place, self._language, self._render, ts=self._ts, notes=self._notes
+            self._client, self._target, self._language, self._render, ts=self._ts, notes=self._notes
         )
 
     def _changes(self, view: LiveView) -> tuple[list[Chunk], _Sent]:

@@ -15,11 +15,11 @@ from typing import Any
 from slack_bolt.async_app import AsyncApp, AsyncBoltContext
 
 from adapters.chat.channels import ChannelRule
-from adapters.slack.bot import SlackBot
-from adapters.slack.delivery import Place
+from adapters.slack.delivery import ReplyTarget
 from adapters.slack.dm import start_over
 from adapters.slack.files import learn_files
 from adapters.slack.gates import Asking, asking, reading, standard
+from adapters.slack.queued import SlackBot
 from adapters.slack.turns import Incoming, addressed_message, incoming, not_from_a_person
 from agent.plumbing.log_context import bind
 
@@ -36,10 +36,10 @@ def message_asking(
     """A message as the gates see it, carrying the parsed message for the listener;
     refusals are said in its thread. ``rule_channel``: the channel whose rule applies
     when not the message's own; ``rule``: that rule, when the caller has looked it up."""
-    place = Place(message.channel, message.thread_root)
+    target = ReplyTarget(message.channel, message.thread_root)
 
     async def refuse(text: str) -> None:
-        await bot.post(place, text)
+        await bot.post(target, text)
 
     channel = rule_channel or message.channel
     keys = (f"slack:event:{message.event_id}" if message.event_id else "", message.message_key)

@@ -16,7 +16,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.chat.parts import Gone, ReplyParts
-from adapters.slack.blocks import SlackMessage
+from adapters.slack.render import SlackMessage
 
 # The message is not there any more (deleted), or is not one the bot may edit.
 GONE_ERRORS = frozenset({"message_not_found", "cant_update_message", "cant_delete_message"})

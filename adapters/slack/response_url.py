@@ -28,8 +28,8 @@ from slack_sdk.webhook.async_client import AsyncWebhookClient
 from slack_sdk.webhook.webhook_response import WebhookResponse
 
 from adapters.chat.live import LiveView
-from adapters.slack.blocks import SlackMessage, plain_texts, progress_message
 from adapters.slack.delivery import Render
+from adapters.slack.render import SlackMessage, plain_texts, progress_message
 from agent.events import Final
 
 log = logging.getLogger(__name__)

@@ -22,10 +22,10 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.chat.phrases import language_of
-from adapters.slack.bot import SlackBot
 from adapters.slack.gates import Asking, asking, reading, standard
 from adapters.slack.markup import plain_question
 from adapters.slack.messages import asked_message, message_asking
+from adapters.slack.queued import SlackBot
 from adapters.slack.turns import Incoming
 from agent.plumbing.log_context import bind
 

@@ -5,7 +5,8 @@ whoever started the thread (the person who mentioned the bot, not the bot), and
 ``conversations.replies`` is limited to one call a minute for new apps. So the bot
 keeps its own record: every thread it answers in is written down here, and kept
 for ``keep_s`` after the last answer (90 days). One SQLite file serves every worker
-on one machine; :class:`RedisThreadRecord` serves workers on several machines.
+on one machine; :class:`~adapters.slack.threads_redis.RedisThreadRecord` serves workers
+on several machines.
 """
 
 from __future__ import annotations
@@ -17,9 +18,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
-import redis.asyncio as aredis
-
-from agent.coordination.redis_connection import RedisConnection as RedisLink
 from agent.plumbing.sqlite_tx import immediate
 
 
@@ -72,39 +70,3 @@ class SqliteThreadRecord:
     def close(self) -> None:
         with self._lock:
             self._db.close()
-
-
-class RedisThreadRecord:
-    """The record in Redis, so any worker knows a reply in a bot thread is for the bot.
-
-    One key per thread, expiring ``keep_s`` after the last answer there. Every add
-    also goes to ``fallback`` (the machine's own record, one small write per answer):
-    during a Redis outage a worker then still recognises the threads it answered in,
-    instead of ignoring every follow-up until Redis is back.
-    """
-
-    def __init__(
-        self, link: RedisLink, fallback: ThreadRecord, *, keep_s: float = 90 * 86400.0
-    ) -> None:
-        self._link = link
-        self._fallback = fallback
-        self._keep_ms = max(1, int(keep_s * 1000))
-
-    async def add(self, key: str) -> None:
-        await self._fallback.add(key)
-
-        async def on_redis(client: aredis.Redis) -> None:
-            await client.set(self._link.key("slack-thread", key), "1", px=self._keep_ms)
-
-        async def nothing() -> None:
-            return None  # already in the fallback
-
-        await self._link.attempt(on_redis, nothing, what="recording a bot thread")
-
-    async def has(self, key: str) -> bool:
-        async def on_redis(client: aredis.Redis) -> bool:
-            return bool(await client.exists(self._link.key("slack-thread", key)))
-
-        return await self._link.attempt(
-            on_redis, lambda: self._fallback.has(key), what="looking up a bot thread"
-        )

@@ -6,11 +6,11 @@ document it cited is at the version it was answered from: a stale answer costs
 a wrong reply, a miss only costs an LLM call, so any doubt drops the entry.
 
 ``SqliteAnswerCache`` is the embedded default, one SQLite file that several
-bot processes share; a Redis implementation of ``AnswerCache`` can replace it.
+bot processes share; ``RedisAnswerCache`` shares the cache between workers.
 
 This package re-exports the public names so callers keep importing from
 ``agent.cache``: ``answer`` holds the contract, ``index`` the in-memory vector
-matrix, ``sqlite`` the default backend.
+matrix, ``answer_sqlite`` the default backend and ``answer_redis`` the shared one.
 """
 
 from agent.cache.answer import (
@@ -20,7 +20,7 @@ from agent.cache.answer import (
     VersionLookup,
     normalize_question,
 )
-from agent.cache.sqlite import SqliteAnswerCache
+from agent.cache.answer_sqlite import SqliteAnswerCache
 
 __all__ = [
     "AnswerCache",

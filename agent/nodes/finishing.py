@@ -18,8 +18,8 @@ from langgraph.runtime import Runtime
 
 from agent.deps import Deps
 from agent.events import quote_of
-from agent.memory.history import extractive_summary, select_for_trim
 from agent.memory.profile import remember, user_namespace
+from agent.memory.trimming import extractive_summary, select_for_trim
 from agent.nodes.common import features_of, timed
 from agent.nodes.entry import scope_key
 from agent.nodes.judging import covered

@@ -22,14 +22,14 @@ from agent.answers.lead import holds_stem
 from agent.config import AgentConfig
 from agent.deps import Deps
 from agent.llm.calls import LLMError, structured
-from agent.llm.schemas import Review as ReviewOut
+from agent.llm.schemas import Review
 from agent.nodes.common import config_of, degraded, llm_used, question_of, timed
 from agent.nodes.planning import loop_tasks
 from agent.nodes.web_search import web_available
 from agent.prompts import review_messages
 from agent.retrieval.embeddings import Embedder
 from agent.retrieval.tokenizer import tokenize, words
-from agent.state import AgentState, PoolItem, Review
+from agent.state import AgentState, Judgement, PoolItem
 from agent.wording.progress import emit, report
 
 Decision = Literal["enough", "loop", "web", "give_up"]
@@ -159,7 +159,7 @@ async def judge(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
     if deps.llms is not None and items:
         try:
             messages = review_messages(question, items)
-            out, usage = await structured(deps.llms.fast, ReviewOut, messages)
+            out, usage = await structured(deps.llms.fast, Review, messages)
             numbers = [n for n in dict.fromkeys(out.ranking) if 0 < n <= len(items)]
             ranked = [items[n - 1]["id"] for n in numbers]
             rest = [i["id"] for i in items if i["id"] not in ranked]  # kept behind the ranked
@@ -185,7 +185,7 @@ async def judge(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
     if decision == "loop":
         report("more", state["language"])
         update |= {"notes": [f"searched again for: {', '.join(missing[:3])}"]}
-    review = Review(
+    review = Judgement(
         ranking=ranking, useful=useful, score=round(score, 3), missing=missing, decision=decision
     )
     return update | {"review": review, "iteration": iteration + 1, "score_history": [score]}

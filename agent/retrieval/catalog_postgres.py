@@ -1,6 +1,6 @@
 """The document catalog in Postgres, shared by every host of a team deployment.
 
-The same interface as the SQLite :class:`~agent.retrieval.catalog.Catalog` (documents,
+The same interface as the SQLite :class:`~agent.retrieval.catalog_sqlite.SqliteCatalog` (documents,
 chunks, their keyword terms, term ids, pending vectors), in one schema of the team's
 database, so hosts with empty data folders search the same knowledge.
 
@@ -34,7 +34,7 @@ import numpy as np
 import psycopg
 from psycopg import sql
 
-from agent.retrieval.catalog import CatalogError, DocumentRecord
+from agent.retrieval.catalog import CatalogError, DocumentCatalog, DocumentRecord, SharedKeywords
 from agent.retrieval.catalog_postgres_sql import CHUNK_SELECT, KEYWORD_SELECT, NOW, SCHEMA
 from agent.retrieval.keyword import KeywordRow
 from agent.retrieval.types import Chunk, TermPair
@@ -52,7 +52,7 @@ def _keyword_row(row: Any) -> KeywordRow:
 
 
 class PostgresCatalog:
-    """:class:`~agent.retrieval.catalog.Catalog` in a Postgres schema."""
+    """:class:`~agent.retrieval.catalog_sqlite.SqliteCatalog` in a Postgres schema."""
 
     def __init__(
         self,
@@ -385,3 +385,8 @@ class PostgresCatalog:
 def _around(chunk: Chunk, radius: int, found: dict[tuple[str, int], Chunk]) -> list[Chunk]:
     seqs = range(chunk.seq - radius, chunk.seq + radius + 1)
     return [found[(chunk.doc_id, s)] for s in seqs if s != chunk.seq and (chunk.doc_id, s) in found]
+
+
+# Checked by mypy, not at run time: a DocumentCatalog whose keyword changes hosts follow.
+_CHECKED: type[DocumentCatalog] = PostgresCatalog
+_FOLLOWED: type[SharedKeywords] = PostgresCatalog

@@ -21,9 +21,7 @@ from typing import Literal
 
 from agent.glossary.cache import GlossaryCache
 from agent.glossary.glossary import Glossary
-from agent.retrieval.catalog import Catalog
-from agent.retrieval.catalog_postgres import PostgresCatalog
-from agent.retrieval.catalog_protocol import DocumentCatalog
+from agent.retrieval.catalog import DocumentCatalog, SharedKeywords, open_catalog
 from agent.retrieval.chunking import ChunkingConfig
 from agent.retrieval.embeddings import Embedder
 from agent.retrieval.fusion import fuse
@@ -84,7 +82,7 @@ class KnowledgeBase:
         self.chunking = chunking or ChunkingConfig()
         # A SQLite file in the data folder (embedded), or a Postgres schema shared by every
         # host (DATABASE_URL): one interface either way.
-        self.catalog: DocumentCatalog = catalog or Catalog(data_dir / "catalog.sqlite3")
+        self.catalog: DocumentCatalog = catalog or open_catalog(data_dir)
         self._live: LiveKeywordIndex | None = None
         self._live_checked_at = 0.0
         self._keyword_dir = data_dir / "keyword"
@@ -119,7 +117,7 @@ class KnowledgeBase:
         search still finds them), and chunks it lists that are gone are dropped
         by the catalog lookup. ``fresh`` forces the current generation.
         """
-        if isinstance(self.catalog, PostgresCatalog):
+        if isinstance(self.catalog, SharedKeywords):
             return self._shared_keyword_index(self.catalog, fresh=fresh)
         generation = self.catalog.generation
         with self._keyword_lock:
@@ -143,7 +141,7 @@ class KnowledgeBase:
             return index
 
     def _shared_keyword_index(
-        self, catalog: PostgresCatalog, *, fresh: bool = False
+        self, catalog: SharedKeywords, *, fresh: bool = False
     ) -> LiveKeywordIndex:
         """Other hosts change the shared catalog at any time: a search asks for the
         changes since the generation the index reflects (one indexed query when there

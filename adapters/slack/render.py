@@ -30,7 +30,7 @@ from adapters.chat.phrases import phrase, sources_heading
 from adapters.chat.split import split_text
 from adapters.paths import shown_path
 from adapters.slack.markup import escape
-from agent.events import Final, Source
+from agent.events import Citation, Final
 
 Block = dict[str, Any]
 
@@ -132,7 +132,7 @@ def fits(blocks: Sequence[Block]) -> bool:
 # --- the final answer -----------------------------------------------------------------
 
 
-def source_line(source: Source, *, mrkdwn: bool = True) -> str:
+def source_line(source: Citation, *, mrkdwn: bool = True) -> str:
     title = _clip(source.title or shown_path(source.source) or "?", 150)
     locator = _clip(source.locator, 150)
     link = source.link if source.link and len(source.link) <= 500 else None
@@ -146,14 +146,14 @@ def source_line(source: Source, *, mrkdwn: bool = True) -> str:
     return f"[{source.number}] {shown}" + (f" · {escape(locator)}" if locator else "")
 
 
-def sources_blocks(sources: Sequence[Source], heading: str) -> list[Block]:
+def sources_blocks(sources: Sequence[Citation], heading: str) -> list[Block]:
     if not sources:
         return []
     text = "\n".join([f"*{escape(heading)}*", *(source_line(s) for s in sources)])
     return [context_block(piece) for piece in split_text(text, SOURCES_PIECE)]
 
 
-def sources_plain(sources: Sequence[Source], heading: str) -> str:
+def sources_plain(sources: Sequence[Citation], heading: str) -> str:
     if not sources:
         return ""
     lines = [heading, *(source_line(s, mrkdwn=False) for s in sources)]

@@ -1,6 +1,6 @@
 """Answering on Slack: what happens to a question once it has been taken.
 
-The listeners (``messages``, ``ask``, ``assistant``, ``shortcut``) check a question
+The listeners (``messages``, ``commands``, ``assistant``, ``shortcut``) check a question
 through the gates (:mod:`adapters.slack.gates`: first delivery, channel rule, rate
 limit) and queue it (:mod:`adapters.chat.queue`): durably in Redis when the team has
 it, so that any worker, even another than this one, answers it. Answering
@@ -31,8 +31,7 @@ from adapters.chat.parts import ReplyParts, noted_parts, part_note
 from adapters.chat.phrases import Phrase, language_of, phrase
 from adapters.chat.queue import Job, LocalTurnQueue, TurnQueue
 from adapters.chat.services import ChatServices
-from adapters.slack.blocks import Block, SlackMessage, final_messages
-from adapters.slack.delivery import Place, Render
+from adapters.slack.delivery import Render, ReplyTarget
 from adapters.slack.dm import Conversations
 from adapters.slack.live import (
     OpenedAtOnce,
@@ -42,6 +41,7 @@ from adapters.slack.live import (
     StreamSupport,
 )
 from adapters.slack.parts import ReplyNotes
+from adapters.slack.render import Block, SlackMessage, final_messages
 from adapters.slack.response_url import ResponseUrl, UrlNotes
 from adapters.slack.threads import ThreadRecord
 from adapters.slack.turns import Incoming, incoming
@@ -70,7 +70,7 @@ class SlackBot:
     streaming: StreamSupport = field(default_factory=StreamSupport)
     # For response_url calls, which do not go through the Web API client.
     retry_handlers: list[AsyncRetryHandler] = field(default_factory=list)
-    # Queued kinds answered elsewhere (``/ask``: adapters.slack.ask), registered by the app.
+    # Queued kinds answered elsewhere (``/ask``: adapters.slack.commands), registered by the app.
     handlers: dict[str, JobHandler] = field(default_factory=dict)
     # Which conversation a DM message continues (None: each DM thread is its own).
     dm: Conversations | None = None
@@ -151,7 +151,7 @@ class SlackBot:
             text = self._gave_up_text(job, question)
             ts = job.notes.get(REPLY_TS)  # the question's message, once posted
             if ts:
-                await self.post(Place(str(body["channel_id"]), ts), text)
+                await self.post(ReplyTarget(str(body["channel_id"]), ts), text)
                 return
             url = ResponseUrl(
                 str(body.get("response_url") or ""), self.retry_handlers, self.url_notes(job)
@@ -160,8 +160,8 @@ class SlackBot:
             await url.send(text=text, response_type="ephemeral" if private else "in_channel")
         elif job.kind == ANSWER:
             message, question = self._asked(job)
-            place = Place(message.channel, message.thread_root)
-            await self.post(place, self._gave_up_text(job, question))
+            target = ReplyTarget(message.channel, message.thread_root)
+            await self.post(target, self._gave_up_text(job, question))
         else:
             log.error("no Slack handler for queued %s; nobody was told it was dropped", job.kind)
 
@@ -202,7 +202,7 @@ class SlackBot:
         """``job``: the queued job this answers, to note the reply in and to find the
         reply a dead worker left (``job.notes``)."""
         language = language_of(question)
-        place = Place(message.channel, message.thread_root)
+        target = ReplyTarget(message.channel, message.thread_root)
         turn = message.turn(question, self.services.rules.for_channel(rule_channel))
         render = self.render(turn)
         notes = self.notes(job)
@@ -217,7 +217,7 @@ class SlackBot:
         if self.streaming.enabled and not (left and left_kind != "stream"):
             reply = StreamReply(
                 self.client,
-                place,
+                target,
                 language,
                 render,
                 recipient_team=message.user_team,
@@ -227,22 +227,22 @@ class SlackBot:
                 resume_ts=left,
             )
         else:
-            reply = PostReply(self.client, place, language, render, ts=left, notes=notes)
+            reply = PostReply(self.client, target, language, render, ts=left, notes=notes)
         if status_steps:
-            reply = StatusSteps(reply, lambda text: self.status(place, text))
-        status = asyncio.create_task(self.status(place, phrase("is_thinking", language)))
+            reply = StatusSteps(reply, lambda text: self.status(target, text))
+        status = asyncio.create_task(self.status(target, phrase("is_thinking", language)))
         try:
             await self.run(
                 turn,
                 OpenedAtOnce(reply),
-                lambda: self.post_reason(place, "turn_failed", language),
+                lambda: self.post_reason(target, "turn_failed", language),
             )
             if self.dm is not None:
                 await self.dm.active(message)
         finally:
             with contextlib.suppress(Exception):
                 await status
-            await self.status(place, "")
+            await self.status(target, "")
 
     async def run(
         self, turn: Turn, reply: LiveReply, say_failed: Callable[[], Awaitable[None]]
@@ -288,22 +288,22 @@ class SlackBot:
 
         return render
 
-    async def status(self, place: Place, status: str) -> None:
+    async def status(self, target: ReplyTarget, status: str) -> None:
         """The thread's "teamrag is thinking…" line; optional, so its errors are ignored
         (it needs the chat:write scope and may be refused outside assistant threads)."""
         try:
             await self.client.assistant_threads_setStatus(
-                channel_id=place.channel, thread_ts=str(place.thread_ts), status=status
+                channel_id=target.channel, thread_ts=str(target.thread_ts), status=status
             )
         except Exception as exc:
             log.debug("thread status not set: %s", exc)
 
-    async def post_reason(self, place: Place, reason: Phrase, language: str) -> None:
-        await self.post(place, phrase(reason, language))
+    async def post_reason(self, target: ReplyTarget, reason: Phrase, language: str) -> None:
+        await self.post(target, phrase(reason, language))
 
-    async def post(self, place: Place, text: str) -> None:
+    async def post(self, target: ReplyTarget, text: str) -> None:
         await self.client.chat_postMessage(
-            channel=place.channel, thread_ts=place.thread_ts, text=text
+            channel=target.channel, thread_ts=target.thread_ts, text=text
         )
 
     async def respond_reason(self, url: ResponseUrl, language: str, response_type: str) -> None:

@@ -12,8 +12,8 @@ from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from adapters.chat.feedback import Rating
 from adapters.chat.phrases import Phrase, language_of, phrase
-from adapters.slack.blocks import FEEDBACK_ACTION
-from adapters.slack.bot import SlackBot
+from adapters.slack.queued import SlackBot
+from adapters.slack.render import FEEDBACK_ACTION
 
 log = logging.getLogger(__name__)
 

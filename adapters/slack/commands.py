@@ -21,9 +21,7 @@ from adapters.chat.channels import under_rule
 from adapters.chat.live import LiveView
 from adapters.chat.phrases import language_of, phrase
 from adapters.chat.queue import Job
-from adapters.slack.blocks import progress_message, question_block
-from adapters.slack.bot import ASK, REPLY_TS, SlackBot
-from adapters.slack.delivery import Place, slack_error
+from adapters.slack.delivery import ReplyTarget, slack_error
 from adapters.slack.gates import (
     Asking,
     asking,
@@ -36,6 +34,8 @@ from adapters.slack.gates import (
 )
 from adapters.slack.live import PostReply
 from adapters.slack.markup import escape, plain_question
+from adapters.slack.queued import ASK, REPLY_TS, SlackBot
+from adapters.slack.render import progress_message, question_block
 from adapters.slack.response_url import ResponseReply, ResponseUrl
 from adapters.slack.turns import PLATFORM, ask_options, thread_key
 from agent.events import Turn
@@ -126,15 +126,15 @@ async def answer(bot: SlackBot, job: Job) -> None:
     turn = ask_turn(bot, body, question, ts)
     live = PostReply(
         bot.client,
-        Place(channel, None),
+        ReplyTarget(channel, None),
         language,
         bot.render(turn, head),
         ts=ts,
         head=head,
         notes=notes,
     )
-    place = Place(channel, ts)
-    await bot.run(turn, live, lambda: bot.post_reason(place, "turn_failed", language))
+    target = ReplyTarget(channel, ts)
+    await bot.run(turn, live, lambda: bot.post_reason(target, "turn_failed", language))
 
 
 def responder(

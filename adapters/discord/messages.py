@@ -31,9 +31,9 @@ import discord
 
 from adapters.chat.channels import ChannelRules
 from adapters.chat.queue import TurnQueue
-from adapters.discord.access import admitted, roles_of
+from adapters.discord.gates import admitted, roles_of
 from adapters.discord.options import Adapter
-from adapters.discord.queued_messages import Where, message_job
+from adapters.discord.queued_messages import ReplyTarget, message_job
 from adapters.discord.render import language_for, thread_name
 from adapters.discord.turns import Place
 from agent.plumbing.log_context import bind
@@ -126,9 +126,9 @@ async def on_message(
 
 def _where(
     how: Addressed, message: discord.Message, me: discord.abc.User, place: Place, question: str
-) -> tuple[Where, Place, int]:
+) -> tuple[ReplyTarget, Place, int]:
     """Where the answer goes, the place of its conversation and that conversation's root."""
-    where = Where(place.guild_id, place.channel_id, message.id)
+    where = ReplyTarget(place.guild_id, place.channel_id, message.id)
     if how == "mention" and not place.in_thread:
         if isinstance(message.channel, discord.TextChannel):
             # Answered in a thread started from the message; the thread has its id.
