@@ -115,10 +115,11 @@ def data_folder(settings: Settings) -> list[CheckResult]:
     if not catalog_file.exists():
         problem = "empty: nothing has been ingested"
         return [*results, CheckResult("knowledge base", False, str(folder), problem, empty_fix)]
-    from agent.retrieval.catalog import Catalog, CatalogError
+    from agent.retrieval.catalog import CatalogError
+    from agent.retrieval.catalog_sqlite import SqliteCatalog
 
     try:
-        catalog = Catalog(catalog_file)
+        catalog = SqliteCatalog(catalog_file)
         try:
             documents, chunks = len(catalog.documents()), catalog.chunk_count()
         finally:
@@ -257,8 +258,8 @@ async def connections(settings: Settings, timeout_s: float) -> list[CheckResult]
     try:
         return await run_parts([*parts, *platform_parts(settings, timeout_s)], timeout_s)
     finally:
-        for link in owned:
-            await link.aclose()
+        for redis in owned:
+            await redis.aclose()
 
 
 def render(console: Console, local: list[CheckResult], remote: list[CheckResult]) -> None:
