@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from bots.cli import app
 from tests.conftest import REPO, SAMPLES
-from tests.servers import free_port
+from tests.support.servers import free_port
 
 runner = CliRunner()
 

@@ -19,7 +19,6 @@ import psycopg
 import pytest
 import redis
 
-from tests.discord_support import has_feedback, loading, until
 from tests.fakes.discord_payloads import BOT_ID
 from tests.fakes.discord_rest import (
     CHANNEL_MESSAGE,
@@ -31,10 +30,11 @@ from tests.fakes.discord_rest import (
 from tests.fakes.discord_server import GENERAL, GUILD_ID, FakeDiscord
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_server import FakeSlack
-from tests.redis_support import RedisServer
-from tests.servers import chroma_server
-from tests.shards_support import Shards, discord_env
-from tests.workers_support import (
+from tests.support.discord_support import has_feedback, loading, until
+from tests.support.redis_support import RedisServer
+from tests.support.servers import chroma_server
+from tests.support.shards_support import Shards, discord_env
+from tests.support.workers_support import (
     ingest_command,
     postgres_or_skip,
     tagged_answers,

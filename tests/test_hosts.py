@@ -26,18 +26,18 @@ import psycopg
 import pytest
 import redis
 
-from tests.agent_support import analysis, request_text, review, verdict
-from tests.discord_support import embed_text, has_feedback
-from tests.discord_support import until as discord_until
 from tests.fakes.discord_payloads import BOT_ID
 from tests.fakes.discord_server import GUILD_ID, FakeDiscord
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.fakes.slack_server import BOT_USER, FakeSlack, Message
-from tests.redis_support import RedisServer
-from tests.servers import chroma_server
-from tests.shards_support import Shards, discord_env
-from tests.slack_support import until
-from tests.workers_support import (
+from tests.support.agent_support import analysis, request_text, review, verdict
+from tests.support.discord_support import embed_text, has_feedback
+from tests.support.discord_support import until as discord_until
+from tests.support.redis_support import RedisServer
+from tests.support.servers import chroma_server
+from tests.support.shards_support import Shards, discord_env
+from tests.support.slack_support import until
+from tests.support.workers_support import (
     Team,
     Worker,
     ingest_command,

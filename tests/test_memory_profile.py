@@ -35,7 +35,7 @@ from agent.memory.profile import (
     render_profile,
     user_namespace,
 )
-from tests.postgres_support import postgres_or_skip
+from tests.support.postgres_support import postgres_or_skip
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

@@ -14,7 +14,7 @@ import redis
 
 from adapters.slack.threads import RedisThreadRecord, SqliteThreadRecord
 from agent.shared.link import RedisLink
-from tests.redis_support import RedisServer
+from tests.support.redis_support import RedisServer
 
 THREAD = "T1:C1:1700000000.000100"
 

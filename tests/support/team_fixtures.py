@@ -20,10 +20,10 @@ import redis
 from agent.retrieval.embeddings import UniversalSentenceEncoder
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_server import FakeSlack
-from tests.redis_support import RedisServer
-from tests.servers import chroma_server
-from tests.team_support import CLAIM_S, DOCS, LIMIT, REDIS_DB, World
-from tests.workers_support import (
+from tests.support.redis_support import RedisServer
+from tests.support.servers import chroma_server
+from tests.support.team_support import CLAIM_S, DOCS, LIMIT, REDIS_DB, World
+from tests.support.workers_support import (
     Team,
     ingest,
     postgres_or_skip,
