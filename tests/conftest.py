@@ -15,6 +15,7 @@ from agent.retrieval.vectors import VectorStore
 from agent.sources.store import SourceStore, SqliteSourceStore
 from agent.sources.store_postgres import PostgresSourceStore
 from tests.fakes.openai_server import FakeOpenAI
+from tests.support.deployment import deployment, hosts  # noqa: F401 (fixtures)
 from tests.support.postgres_support import own_schema, postgres_or_skip
 from tests.support.redis_support import redis_link, redis_server, redis_url  # noqa: F401 (fixtures)
 from tests.support.sources_support import OpenStore

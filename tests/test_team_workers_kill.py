@@ -14,14 +14,9 @@ import redis
 
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_server import Message
+from tests.support.deployment import CLAIM_S
 from tests.support.slack_support import until
-from tests.support.team_support import (
-    CLAIM_S,
-    Asker,
-    World,
-    ask,
-    texts,
-)
+from tests.support.team_support import Asker, World, ask, texts
 from tests.support.workers_support import Team, noted_reply, slack_id, tagged_answers, tags_in
 
 pytest_plugins = ("tests.support.team_fixtures",)

@@ -13,7 +13,6 @@ from tests.support.agent_support import request_text
 from tests.support.slack_support import SlackSender, until
 from tests.support.workers_support import Team, slack_id
 
-CLAIM_S = 2.0  # a dead worker's turn is taken over after this long
 LIMIT = 2  # questions per user per minute, across both workers
 REDIS_DB = 3  # apart from the database the other Redis tests flush
 
