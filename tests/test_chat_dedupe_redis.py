@@ -12,7 +12,7 @@ import redis
 
 from adapters.chat.dedupe_redis import RedisDeduper
 from agent.shared.link import RedisLink
-from tests.redis_support import RedisServer
+from tests.support.redis_support import RedisServer
 
 
 @pytest.fixture

@@ -18,9 +18,9 @@ from agent.llm import openai_llms, stream_text, structured
 from agent.llm_direct import direct_endpoint
 from agent.retrieval.knowledge_base import KnowledgeBase
 from agent.schemas import Analysis
-from tests.agent_support import agent, analysis, collect
 from tests.fakes.langsmith_server import FakeLangSmith
 from tests.fakes.openai_server import FakeOpenAI, Reply
+from tests.support.agent_support import agent, analysis, collect
 
 HELLO = "Hello! Ask me anything about the team's documents."
 TURN = Turn(

@@ -19,7 +19,7 @@ import pytest
 import redis
 
 from agent.shared.link import RedisLink
-from tests.servers import free_port
+from tests.support.servers import free_port
 
 
 def redis_server_binary() -> str:
