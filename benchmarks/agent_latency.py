@@ -45,9 +45,9 @@ from agent.runner import Runner  # noqa: E402
 from benchmarks.latency_scenarios import BANK, Sample, Scenarios, measure  # noqa: E402
 from benchmarks.naive_pipeline import NaivePipeline  # noqa: E402
 from bots.bench import percentile  # noqa: E402
-from tests.agent_support import agent, analysis  # noqa: E402
 from tests.conftest import open_kb  # noqa: E402
 from tests.fakes.openai_server import FakeOpenAI  # noqa: E402
+from tests.support.agent_support import agent, analysis  # noqa: E402
 
 ROUTES = "blocked cached smalltalk knowledge history analysis tools creative knowledge_loop".split()
 

@@ -42,13 +42,13 @@ from benchmarks.agent_latency import ingested_samples, run_header  # noqa: E402
 from benchmarks.chat_load import load_arguments, load_summary, report  # noqa: E402
 from benchmarks.latency_scenarios import BANK  # noqa: E402
 from bots.common import startup_objects_frozen  # noqa: E402
-from tests.agent_support import agent, analysis, review, verdict  # noqa: E402
-from tests.discord_support import has_feedback, until  # noqa: E402
 from tests.fakes.discord_payloads import BOT_ID, TOKEN  # noqa: E402
 from tests.fakes.discord_rest import CALLBACK, CHANNEL_MESSAGE, START_THREAD  # noqa: E402
 from tests.fakes.discord_server import FakeDiscord  # noqa: E402
 from tests.fakes.discord_wire import Call  # noqa: E402
 from tests.fakes.openai_server import FakeOpenAI  # noqa: E402
+from tests.support.agent_support import agent, analysis, review, verdict  # noqa: E402
+from tests.support.discord_support import has_feedback, until  # noqa: E402
 
 MODES = ("/ask", "mention")
 

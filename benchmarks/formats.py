@@ -102,7 +102,7 @@ def build_hwpx(path: Path, pages: int) -> None:
 def build_pdf(path: Path, pages: int, scanned: bool) -> None:
     from fpdf import FPDF
 
-    from tests.format_files import image_page, korean_font, text_pdf_page
+    from tests.support.format_files import image_page, korean_font, text_pdf_page
 
     pdf = FPDF()
     font = korean_font()

@@ -133,7 +133,7 @@ async def serve() -> None:
     from bots.processes import _with_chat_services
     from bots.serve import open_http_app
     from bots.settings import Settings
-    from tests.http_support import listening_socket
+    from tests.support.http_support import listening_socket
 
     settings = Settings()
     sock = listening_socket()

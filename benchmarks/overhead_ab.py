@@ -118,8 +118,8 @@ async def _overhead(turns: int, latency: float, fake_process: bool = False) -> d
     """Knowledge turns on the sample documents against the fake OpenAI server."""
     from benchmarks.agent_latency import ingested_samples
     from benchmarks.latency_scenarios import Scenarios, measure
-    from tests.agent_support import agent
     from tests.fakes.openai_server import FakeOpenAI
+    from tests.support.agent_support import agent
 
     # Started before anything else: its process forks from this one while it is small.
     fake: Any = (_HostedFake() if fake_process else FakeOpenAI()).start()

@@ -42,7 +42,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.servers import free_port
+from tests.support.servers import free_port
 
 SECRET = "benchmark-secret-" + "x" * 32
 PASSWORD = "the right passphrase"

@@ -56,10 +56,10 @@ from bots.slack_bot import (  # noqa: E402
     thread_record,
     web_api_session,
 )
-from tests.agent_support import agent, analysis, review, verdict  # noqa: E402
 from tests.fakes.openai_server import FakeOpenAI  # noqa: E402
 from tests.fakes.slack_server import BOT_TOKEN, BOT_USER, Call, FakeSlack  # noqa: E402
-from tests.slack_support import SECRET, SlackSender, until  # noqa: E402
+from tests.support.agent_support import agent, analysis, review, verdict  # noqa: E402
+from tests.support.slack_support import SECRET, SlackSender, until  # noqa: E402
 
 PROGRESS = ("chat.startStream", "chat.postMessage")
 

@@ -1,6 +1,6 @@
 """The team deployment under load: two ``teamrag slack`` workers, many conversations at once.
 
-Two worker processes (the real command, ``tests/workers_support.py``) share a Redis
+Two worker processes (the real command, ``tests/support/workers_support.py``) share a Redis
 of their own, Postgres (thread memory; SQLite in the shared data folder when no
 Postgres answers), a Chroma server and one data folder holding the sample knowledge
 base. The fake Slack and the fake OpenAI server (every call answered after
@@ -50,14 +50,14 @@ import redis  # noqa: E402
 from agent.retrieval.embeddings import UniversalSentenceEncoder  # noqa: E402
 from benchmarks.agent_latency import run_header  # noqa: E402
 from benchmarks.chat_load import report, spread  # noqa: E402
-from tests.agent_support import analysis, request_text, review, verdict  # noqa: E402
 from tests.fakes.openai_server import Call as LLMCall  # noqa: E402
 from tests.fakes.openai_server import FakeOpenAI, Reply  # noqa: E402
 from tests.fakes.slack_server import BOT_USER, FakeSlack, Message  # noqa: E402
-from tests.redis_support import RedisServer  # noqa: E402
-from tests.servers import chroma_server  # noqa: E402
-from tests.slack_support import SlackSender  # noqa: E402
-from tests.workers_support import Team, ingest, reachable_postgres, worker_env  # noqa: E402
+from tests.support.agent_support import analysis, request_text, review, verdict  # noqa: E402
+from tests.support.redis_support import RedisServer  # noqa: E402
+from tests.support.servers import chroma_server  # noqa: E402
+from tests.support.slack_support import SlackSender  # noqa: E402
+from tests.support.workers_support import Team, ingest, reachable_postgres, worker_env  # noqa: E402
 
 TAG = re.compile(r"#c\d+r\d+t\d+")
 QUESTIONS = ("How long are Postgres backups kept?", "And when does the nightly backup run?")

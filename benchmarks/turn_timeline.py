@@ -28,8 +28,8 @@ sys.path.insert(0, str(REPO))
 from agent.events import Final  # noqa: E402
 from benchmarks.agent_latency import ingested_samples  # noqa: E402
 from benchmarks.latency_scenarios import Scenarios, settle  # noqa: E402
-from tests.agent_support import agent  # noqa: E402
 from tests.fakes.openai_server import FakeOpenAI  # noqa: E402
+from tests.support.agent_support import agent  # noqa: E402
 
 WARM_UP = 2  # turns not counted: connections, lazy imports, first-call caches
 

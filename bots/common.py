@@ -50,7 +50,7 @@ def run_async(work: Coroutine[Any, Any, None]) -> None:
 
     On uvloop where it installs: a bot's turn is mostly small socket reads and writes
     (Slack, Redis, Postgres, the LLM), whose scheduling uvloop does in C; two workers
-    under load spent about 5% less CPU per turn (benchmarks/README.md, sixth round)."""
+    under load spent about 5% less CPU per turn (benchmarks/CHANGELOG.md, sixth round)."""
     try:
         with asyncio.Runner(loop_factory=_new_event_loop) as runner:
             runner.run(work)

@@ -20,7 +20,10 @@ from agent.retrieval.embeddings import UniversalSentenceEncoder
 from agent.retrieval.ingest import Ingestor
 from agent.retrieval.knowledge_base import KnowledgeBase
 from agent.websearch.tavily import TavilySearch
-from tests.agent_support import (
+from tests.conftest import open_kb
+from tests.fakes.openai_server import FakeOpenAI, Reply
+from tests.fakes.web_search import FakeWebSearch
+from tests.support.agent_support import (
     FOLLOW_UP_ANALYSES,
     FOLLOW_UP_ANSWERS,
     agent,
@@ -33,10 +36,7 @@ from tests.agent_support import (
     stages,
     verdict,
 )
-from tests.conftest import open_kb
-from tests.fakes.openai_server import FakeOpenAI, Reply
-from tests.fakes.web_search import FakeWebSearch
-from tests.postgres_support import postgres_or_skip
+from tests.support.postgres_support import postgres_or_skip
 
 BACKUPS = "Postgres 백업은 며칠 동안 보관되나요?"
 

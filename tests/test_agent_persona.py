@@ -9,8 +9,8 @@ from typing import Any
 from agent.events import Turn
 from agent.prompts import PERSONA
 from agent.retrieval.knowledge_base import KnowledgeBase
-from tests.agent_support import agent, analysis, collect, script_answer
 from tests.fakes.openai_server import FakeOpenAI, Reply
+from tests.support.agent_support import agent, analysis, collect, script_answer
 
 PAYMENTS = "You are the payments team's assistant. Answer formally and cite every claim."
 ONCALL = "You are the on-call helper of the platform team. Be terse."

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from agent.events import Turn
 from agent.retrieval.knowledge_base import KnowledgeBase
-from tests.agent_support import (
+from tests.fakes.openai_server import FakeOpenAI
+from tests.support.agent_support import (
     agent,
     analysis,
     collect,
@@ -15,7 +16,6 @@ from tests.agent_support import (
     review,
     stages,
 )
-from tests.fakes.openai_server import FakeOpenAI
 
 
 def failing(missing: list[str], score: float = 0.3) -> dict[str, object]:

@@ -20,9 +20,17 @@ from agent.tools.errors import ToolError
 from agent.tools.pages import FetchLimits, check_url, pinned, summarize_url
 from agent.websearch.duckduckgo import DuckDuckGoSearch
 from agent.websearch.provider import WebSearchError, search_terms
-from tests.agent_support import agent, analysis, collect, review, script_answer, stages, verdict
 from tests.fakes.duckduckgo import FakeDuckDuckGo
 from tests.fakes.openai_server import FakeOpenAI, Reply
+from tests.support.agent_support import (
+    agent,
+    analysis,
+    collect,
+    review,
+    script_answer,
+    stages,
+    verdict,
+)
 
 
 def models_of(llm: FakeOpenAI, task: str) -> list[str]:

@@ -9,8 +9,8 @@ from pathlib import Path
 from agent.events import Turn, Usage
 from agent.retrieval.knowledge_base import KnowledgeBase
 from agent.state import merge_by_key_or_reset
-from tests.agent_support import agent, analysis, collect, review, verdict
 from tests.fakes.openai_server import FakeOpenAI, Reply
+from tests.support.agent_support import agent, analysis, collect, review, verdict
 
 
 async def test_usage_is_split_by_model_and_adds_up_to_the_total(

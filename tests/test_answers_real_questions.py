@@ -22,9 +22,9 @@ from agent.retrieval.knowledge_base import KnowledgeBase
 from agent.runner import Runner
 from bots.evaluation.scoring import contains_answer
 from bots.evaluation.sets import load_question_set
-from tests.agent_support import agent, analysis, review, verdict
 from tests.conftest import open_kb
 from tests.fakes.openai_server import FakeOpenAI, Reply
+from tests.support.agent_support import agent, analysis, review, verdict
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 KORQUAD = DATA / "KorQuAD_v1.0_dev.json"

@@ -15,7 +15,7 @@ import redis
 from agent.cache import SqliteAnswerCache
 from agent.cache.answer_redis import RedisAnswerCache
 from agent.coordination.redis_connection import RedisConnection
-from tests.redis_support import RedisServer
+from tests.support.redis_support import RedisServer
 from tests.test_cache import SCOPE, FakeClock, other, store, vec
 from tests.test_cache import redis_entry_count as entry_count
 

@@ -26,7 +26,7 @@ from agent.retrieval.keyword_live import LiveKeywordIndex
 from agent.retrieval.knowledge_base import KnowledgeBase, SearchOptions, collection_name
 from agent.retrieval.types import Chunk
 from agent.retrieval.vectors import VectorStore
-from tests.postgres_support import PG_URL, postgres_problem, postgres_reachable
+from tests.support.postgres_support import PG_URL, postgres_problem, postgres_reachable
 
 needs_postgres = pytest.mark.skipif(
     not postgres_reachable(), reason=postgres_problem() or "Postgres answers"

@@ -12,7 +12,7 @@ import redis
 
 from adapters.chat.dedupe_redis import RedisDeduper
 from agent.coordination.redis_connection import RedisConnection
-from tests.redis_support import RedisServer
+from tests.support.redis_support import RedisServer
 
 
 @pytest.fixture

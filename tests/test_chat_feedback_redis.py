@@ -12,7 +12,7 @@ from pathlib import Path
 from adapters.chat.feedback import AnswerRecord, SqliteFeedbackStore
 from adapters.chat.feedback_redis import RedisFeedbackStore
 from agent.coordination.redis_connection import RedisConnection
-from tests.redis_support import RedisServer
+from tests.support.redis_support import RedisServer
 from tests.test_chat_feedback import FINAL, TURN
 
 

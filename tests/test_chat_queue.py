@@ -14,8 +14,8 @@ import pytest
 from adapters.chat.queue import Handler, Job, LocalTurnQueue
 from adapters.chat.queue_redis import RedisTurnQueue
 from agent.coordination.redis_connection import RedisConnection
-from tests.redis_support import RedisServer
-from tests.slack_support import until
+from tests.support.redis_support import RedisServer
+from tests.support.slack_support import until
 
 
 def _worker(redis: RedisConnection, **options: Any) -> RedisTurnQueue:

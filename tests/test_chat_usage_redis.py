@@ -20,9 +20,9 @@ from adapters.chat.usage_redis import RedisUsageStore
 from agent.coordination.redis_connection import RedisConnection
 from agent.events import Final
 from agent.retrieval.knowledge_base import KnowledgeBase
-from tests.agent_support import agent, script_answer
 from tests.fakes.openai_server import FakeOpenAI
-from tests.redis_support import RedisServer
+from tests.support.agent_support import agent, script_answer
+from tests.support.redis_support import RedisServer
 from tests.test_chat_usage import NOON, final, turn
 
 

@@ -11,7 +11,7 @@ from agent.retrieval.ingest import Ingestor, Status
 from agent.retrieval.knowledge_base import KnowledgeBase, SearchOptions, collection_name
 from agent.retrieval.vectors import VectorStore, VectorStoreError
 from tests.conftest import SAMPLES
-from tests.servers import chroma_server, free_port
+from tests.support.servers import chroma_server, free_port
 
 
 def test_ingest_and_search_on_a_chroma_server(

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from bots.cli import app
 from tests.conftest import REPO, SAMPLES
-from tests.servers import free_port
+from tests.support.servers import free_port
 
 runner = CliRunner()
 
@@ -59,7 +59,7 @@ def test_bad_input_exit_code_and_report(env: dict[str, str], tmp_path: Path) -> 
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "ok.md").write_text("# Ok\n\nThe wifi password is on the fridge.", "utf-8")
-    # CP949 is read now (tests/test_loaders_formats.py); bytes no encoding explains are not.
+    # CP949 is read now (tests/test_loaders_korean_formats.py); bytes no encoding explains are not.
     (docs / "bad.txt").write_bytes(bytes(range(128, 256)))
     result = runner.invoke(app, ["ingest", str(docs), str(tmp_path / "nope")])
     assert result.exit_code == 1

@@ -23,9 +23,9 @@ import pytest
 from agent.memory.backends import open_checkpointer
 from agent.wording import replies
 from agent.wording.progress import MESSAGES
-from tests.agent_support import analysis, request_text
 from tests.fakes.openai_server import FakeOpenAI
-from tests.postgres_support import PG_URL, postgres_problem, postgres_reachable
+from tests.support.agent_support import analysis, request_text
+from tests.support.postgres_support import PG_URL, postgres_problem, postgres_reachable
 
 LUNCH = "When is the team lunch?"
 DESIGN_FIELDS = {"answer", "sources", "route", "cached", "blocked", "llm_calls", "usage", "timings"}

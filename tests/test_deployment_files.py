@@ -33,7 +33,7 @@ from pydantic.fields import FieldInfo
 from adapters.chat.channels import load_channel_rules
 from adapters.chat.metrics import Metrics
 from bots.settings import Settings
-from tests.servers import chroma_server, free_port
+from tests.support.servers import chroma_server, free_port
 
 yaml = pytest.importorskip("yaml", reason="PyYAML (a langchain-core dependency) reads compose.yaml")
 

@@ -10,12 +10,12 @@ from adapters.chat.channels import ChannelRule, ChannelRules
 from adapters.discord.options import DiscordOptions
 from agent.events import Final
 from agent.retrieval.knowledge_base import KnowledgeBase
-from tests.chat_support import chat_services
-from tests.discord_support import Bot, discord_bot, has_feedback, until
 from tests.fakes.discord_payloads import BOT_ID
 from tests.fakes.discord_rest import CALLBACK, ORIGINAL, START_THREAD
 from tests.fakes.discord_server import ENGINEER_ROLE, GENERAL, NO_THREADS
 from tests.fakes.discord_wire import EPHEMERAL
+from tests.support.chat_support import chat_services
+from tests.support.discord_support import Bot, discord_bot, has_feedback, until
 
 BACKUPS = "How long are Postgres backups kept?"
 NOT_HERE = "I am not set up to answer in this channel. Please ask an admin."

@@ -7,14 +7,14 @@ from pathlib import Path
 from typing import Any
 
 from agent.retrieval.knowledge_base import KnowledgeBase
-from tests.agent_support import script_answer
-from tests.chat_support import chat_services
-from tests.discord_support import Bot, buttons, discord_bot, embed_text, has_feedback, until
 from tests.fakes.discord_payloads import BOT_ID
 from tests.fakes.discord_rest import CALLBACK, CHANNEL_MESSAGE, ORIGINAL
 from tests.fakes.discord_server import ALICE, GENERAL
 from tests.fakes.discord_wire import EPHEMERAL
 from tests.fakes.openai_server import FakeOpenAI
+from tests.support.agent_support import script_answer
+from tests.support.chat_support import chat_services
+from tests.support.discord_support import Bot, buttons, discord_bot, embed_text, has_feedback, until
 
 BACKUPS = "How long are Postgres backups kept?"
 

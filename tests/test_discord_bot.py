@@ -21,11 +21,11 @@ from adapters.chat.services import ChatServices
 from agent.retrieval.knowledge_base import KnowledgeBase
 from bots.discord_bot import check_discord_settings, discord_options, serve_discord
 from bots.settings import BotConfigError, Settings
-from tests.chat_support import chat_services
-from tests.discord_support import has_feedback, until
 from tests.fakes.discord_payloads import BOT_ID, MESSAGE_CONTENT_INTENT, TOKEN
 from tests.fakes.discord_rest import GLOBAL_COMMANDS, GUILD_COMMANDS
 from tests.fakes.discord_server import GENERAL, GUILD_ID, OTHER_GENERAL, FakeDiscord
+from tests.support.chat_support import chat_services
+from tests.support.discord_support import has_feedback, until
 
 BACKUPS = "How long are Postgres backups kept?"
 

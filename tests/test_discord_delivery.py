@@ -12,12 +12,12 @@ from adapters.chat.feedback import SqliteFeedbackStore
 from adapters.chat.services import ChatServices
 from agent.events import Event, Progress, Turn
 from agent.retrieval.knowledge_base import KnowledgeBase
-from tests.agent_support import script_answer
-from tests.chat_support import chat_services
-from tests.discord_support import Bot, buttons, discord_bot, has_feedback, until
 from tests.fakes.discord_payloads import BOT_ID
 from tests.fakes.discord_rest import CHANNEL_MESSAGE, EDIT_MESSAGE, FOLLOWUP, ORIGINAL
 from tests.fakes.openai_server import FakeOpenAI
+from tests.support.agent_support import script_answer
+from tests.support.chat_support import chat_services
+from tests.support.discord_support import Bot, buttons, discord_bot, has_feedback, until
 
 BACKUPS = "How long are Postgres backups kept?"
 LONG_ANSWER = "\n\n".join(

@@ -7,12 +7,12 @@ from pathlib import Path
 from typing import Any
 
 from agent.retrieval.knowledge_base import KnowledgeBase
-from tests.chat_support import chat_services
-from tests.discord_support import Bot, buttons, discord_bot, has_feedback, until
 from tests.fakes.discord_payloads import BOT_ID
 from tests.fakes.discord_rest import CALLBACK
 from tests.fakes.discord_server import ALICE, BOB, GENERAL, GUILD_ID, FakeDiscord
 from tests.fakes.discord_wire import EPHEMERAL
+from tests.support.chat_support import chat_services
+from tests.support.discord_support import Bot, buttons, discord_bot, has_feedback, until
 
 BACKUPS = "How long are Postgres backups kept?"
 

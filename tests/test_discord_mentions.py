@@ -7,13 +7,13 @@ from typing import Any
 
 from adapters.chat.channels import ChannelRule, ChannelRules
 from agent.retrieval.knowledge_base import KnowledgeBase
-from tests.agent_support import request_text, script_answer
-from tests.chat_support import chat_services
-from tests.discord_support import Bot, discord_bot, embed_text, has_feedback, until
 from tests.fakes.discord_payloads import BOT_ID, BOT_ROLE_ID, MESSAGE_CONTENT_INTENT
 from tests.fakes.discord_rest import CHANNEL_MESSAGE, EDIT_MESSAGE, START_THREAD
 from tests.fakes.discord_server import BOB, GENERAL, NO_THREADS, OTHER_BOT
 from tests.fakes.openai_server import FakeOpenAI
+from tests.support.agent_support import request_text, script_answer
+from tests.support.chat_support import chat_services
+from tests.support.discord_support import Bot, discord_bot, embed_text, has_feedback, until
 
 MENTION = f"<@{BOT_ID}>"
 BACKUPS = "How long are Postgres backups kept?"

@@ -11,12 +11,12 @@ from typing import Any
 from adapters.chat.services import ChatServices
 from adapters.discord.commands import ASK_MESSAGE
 from agent.retrieval.knowledge_base import KnowledgeBase
-from tests.chat_support import chat_services
-from tests.discord_support import Bot, buttons, discord_bot, has_feedback, until
 from tests.fakes.discord_payloads import BOT_ID
 from tests.fakes.discord_rest import CALLBACK, CHANNEL_MESSAGE
 from tests.fakes.discord_server import ALICE, BOB, GENERAL, GUILD_ID
 from tests.fakes.discord_wire import EPHEMERAL
+from tests.support.chat_support import chat_services
+from tests.support.discord_support import Bot, buttons, discord_bot, has_feedback, until
 
 BACKUPS_KO = "Postgres 백업은 며칠 동안 보관되나요?"
 BACKUPS_EN = "How long are Postgres backups kept?"

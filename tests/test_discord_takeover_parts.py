@@ -36,9 +36,6 @@ from adapters.discord.turns import Place
 from agent.cache.answer_sqlite import SqliteAnswerCache
 from agent.coordination.redis_connection import RedisConnection
 from agent.retrieval.knowledge_base import KnowledgeBase
-from tests.agent_support import script_answer
-from tests.chat_support import chat_services
-from tests.discord_support import Bot, discord_bot, has_feedback, until
 from tests.fakes.discord_payloads import BOT_ID
 from tests.fakes.discord_rest import (
     CHANNEL_MESSAGE,
@@ -49,7 +46,10 @@ from tests.fakes.discord_rest import (
 )
 from tests.fakes.discord_server import ALICE, GENERAL, GUILD_ID
 from tests.fakes.openai_server import FakeOpenAI
-from tests.redis_support import RedisServer
+from tests.support.agent_support import script_answer
+from tests.support.chat_support import chat_services
+from tests.support.discord_support import Bot, discord_bot, has_feedback, until
+from tests.support.redis_support import RedisServer
 
 BACKUPS = "How long are Postgres backups kept?"
 SENTENCE = "Postgres backups are kept for 35 days and restored from the nightly copy [1]. "

@@ -11,15 +11,10 @@ start it again."""
 from __future__ import annotations
 
 import json
-import uuid
-from collections.abc import AsyncIterator
 from typing import Any
 
-import psycopg
 import pytest
-import redis
 
-from tests.discord_support import has_feedback, loading, until
 from tests.fakes.discord_payloads import BOT_ID
 from tests.fakes.discord_rest import (
     CHANNEL_MESSAGE,
@@ -28,77 +23,27 @@ from tests.fakes.discord_rest import (
     ORIGINAL,
     START_THREAD,
 )
-from tests.fakes.discord_server import GENERAL, GUILD_ID, FakeDiscord
+from tests.fakes.discord_server import GENERAL, GUILD_ID
 from tests.fakes.openai_server import FakeOpenAI
-from tests.fakes.slack_server import FakeSlack
-from tests.redis_support import RedisServer
-from tests.servers import chroma_server
-from tests.shards_support import Shards, discord_env
-from tests.workers_support import (
-    ingest_command,
-    postgres_or_skip,
-    tagged_answers,
-    worker_env,
-    write_docs,
-)
+from tests.support.deployment import Deployment, Plan
+from tests.support.discord_support import has_feedback, loading, until
+from tests.support.shards_support import Shards
+from tests.support.workers_support import tagged_answers
 
-CLAIM_S = 2.0
 REDIS_DB = 4  # apart from the team test's and the database other Redis tests flush
 DOCS = {"public": {"handbook.md": "# Operations handbook\n\nPostgres backups are kept for "
                    "35 days. The nightly full backup runs at 03:00.\n"}}  # fmt: skip
 
 
 @pytest.fixture(scope="module")
-async def started(
-    tmp_path_factory: pytest.TempPathFactory,
-    redis_server: RedisServer,
-    fake_llm_server: FakeOpenAI,
-) -> AsyncIterator[Shards]:
-    folder = tmp_path_factory.mktemp("shards")
-    database_url = postgres_or_skip()
-    if redis_server.process is None:
-        redis_server.start()
-    redis_url = f"redis://127.0.0.1:{redis_server.port}/{REDIS_DB}"
-    redis.Redis.from_url(redis_url).flushdb()
-    schema = f"t_{uuid.uuid4().hex[:12]}"
-    fake = FakeDiscord().start()
-    unused_slack = FakeSlack()  # worker_env names a Slack; these workers never call it
-    try:
-        with chroma_server(folder / "chroma") as chroma_url:
-            env = discord_env(
-                worker_env(
-                    redis_url=redis_url,
-                    chroma_url=chroma_url,
-                    slack=unused_slack,
-                    llm=fake_llm_server,
-                    database_url=database_url,
-                    queue_claim_s=CLAIM_S,
-                    chat_update_interval_s=0.05,
-                    catalog_schema=schema,
-                ),
-                fake,
-            )
-            # The real `teamrag ingest`, on a host of its own.
-            ingest_command(env, folder / "ingesting-host", write_docs(folder / "docs", DOCS))
-            shards = Shards.of(fake, env, folder / "workers", redis_url)
-            try:
-                await shards.ensure_up()
-                yield shards
-            finally:
-                shards.stop()
-    finally:
-        fake.stop()
-        with psycopg.connect(database_url, autocommit=True) as db:
-            db.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+def deployment_plan() -> Plan:
+    return Plan(REDIS_DB, DOCS, discord_shards=True)
 
 
 @pytest.fixture
-async def shards(started: Shards, redis_server: RedisServer) -> Shards:
+def shards(hosts: Deployment) -> Shards:
     """Both processes running (again, after a test killed one)."""
-    if redis_server.process is None:
-        redis_server.start()
-    await started.ensure_up()
-    return started
+    return hosts.shards
 
 
 async def test_a_shard_process_killed_mid_answer_loses_nothing(

@@ -25,10 +25,10 @@ from tests.fakes.discord_payloads import TOKEN as DISCORD_TOKEN
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_server import APP_TOKEN, BOT_TOKEN, FakeSlack
-from tests.postgres_support import PG_URL
-from tests.servers import chroma_server, free_port
+from tests.support.postgres_support import PG_URL
+from tests.support.servers import chroma_server, free_port
 
-pytest_plugins = ("tests.slack_fixtures",)
+pytest_plugins = ("tests.support.slack_fixtures",)
 
 # The command alone, so these tests do not depend on every other command importing.
 app = typer.Typer()

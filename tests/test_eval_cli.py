@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.agent_support import analysis, request_text, review, verdict
 from tests.fakes.openai_server import FakeOpenAI
+from tests.support.agent_support import analysis, request_text, review, verdict
 from tests.test_cli_agent import teamrag
 
 # A SQuAD-format set written here: two English and two Korean paragraphs.

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from agent.retrieval.knowledge_base import KnowledgeBase
-from tests.http_support import http_service, http_settings
+from tests.support.http_support import http_service, http_settings
 
 pytestmark = pytest.mark.slow
 

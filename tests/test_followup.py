@@ -20,7 +20,7 @@ from agent.routing.counterparts import Similarity, encoder_similarity
 from agent.routing.followup import resolve
 from agent.runner import Runner
 from agent.wording.progress import message
-from tests.agent_support import agent, collect
+from tests.support.agent_support import agent, collect
 
 
 @pytest.fixture(scope="module")

@@ -22,8 +22,8 @@ from agent.retrieval.ingest import Ingestor
 from agent.retrieval.knowledge_base import KnowledgeBase, collection_name
 from agent.retrieval.types import TermPair
 from agent.retrieval.vectors import VectorStore
-from tests.agent_support import agent, analysis, collect, request_text, script_answer
 from tests.fakes.openai_server import FakeOpenAI
+from tests.support.agent_support import agent, analysis, collect, request_text, script_answer
 
 # The team's own spelling, in its file; no document holds a Korean side of a pair.
 TEAM_FILE = '[terms]\n"인수인계" = "hand-off"\n"호출기" = "pager"\n'

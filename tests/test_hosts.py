@@ -16,41 +16,28 @@ the workers start and while they run. What must hold:
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-import psycopg
 import pytest
-import redis
 
-from tests.agent_support import analysis, request_text, review, verdict
-from tests.discord_support import embed_text, has_feedback
-from tests.discord_support import until as discord_until
 from tests.fakes.discord_payloads import BOT_ID
-from tests.fakes.discord_server import GUILD_ID, FakeDiscord
+from tests.fakes.discord_server import GUILD_ID
 from tests.fakes.openai_server import FakeOpenAI, Reply
-from tests.fakes.slack_server import BOT_USER, FakeSlack, Message
-from tests.redis_support import RedisServer
-from tests.servers import chroma_server
-from tests.shards_support import Shards, discord_env
-from tests.slack_support import until
-from tests.workers_support import (
-    Team,
-    Worker,
+from tests.fakes.slack_server import BOT_USER, Message
+from tests.support.agent_support import analysis, request_text, review, verdict
+from tests.support.deployment import Deployment, Plan
+from tests.support.discord_support import embed_text, has_feedback
+from tests.support.discord_support import until as discord_until
+from tests.support.slack_support import until
+from tests.support.workers_support import (
     ingest_command,
     noted_reply,
-    postgres_or_skip,
     slack_id,
     tagged_answers,
     tags_in,
-    worker_env,
     write_docs,
 )
 
-CLAIM_S = 2.0
 REDIS_DB = 5  # apart from the other worker tests' and the database other Redis tests flush
 DOCS = {"public": {"handbook.md": "# Operations handbook\n\nPostgres backups are kept for "
                    "35 days. The nightly full backup runs at 03:00.\n"}}  # fmt: skip
@@ -59,77 +46,9 @@ LATE = {"public": {"kestrel.md": "# Kestrel rollout plan\n\nProject Kestrel roll
 KESTREL = "When does Project Kestrel roll out?"
 
 
-@dataclass
-class Deployment:
-    slack: FakeSlack
-    team: Team  # the Slack workers
-    shards: Shards  # the Discord processes
-    env: dict[str, str]  # what every host is given (the shared servers)
-    ingesting_host: Path  # the data folder `teamrag ingest` runs with
-    docs: Path
-
-    @property
-    def workers(self) -> list[Worker]:
-        return [*self.team.workers, *self.shards.workers]
-
-    def logs(self) -> str:
-        return f"{self.team.logs()}\n{self.shards.logs()}"
-
-
 @pytest.fixture(scope="module")
-async def deployment(
-    tmp_path_factory: pytest.TempPathFactory,
-    redis_server: RedisServer,
-    fake_llm_server: FakeOpenAI,
-) -> AsyncIterator[Deployment]:
-    folder = tmp_path_factory.mktemp("hosts")
-    database_url = postgres_or_skip()
-    if redis_server.process is None:
-        redis_server.start()
-    redis_url = f"redis://127.0.0.1:{redis_server.port}/{REDIS_DB}"
-    redis.Redis.from_url(redis_url).flushdb()
-    schema = f"t_{uuid.uuid4().hex[:12]}"
-    slack, fake = FakeSlack().start(), FakeDiscord().start()
-    try:
-        with chroma_server(folder / "chroma") as chroma_url:
-            env = worker_env(
-                redis_url=redis_url,
-                chroma_url=chroma_url,
-                slack=slack,
-                llm=fake_llm_server,
-                database_url=database_url,
-                queue_claim_s=CLAIM_S,
-                chat_update_interval_s=0.05,
-                catalog_schema=schema,
-            )
-            ingesting = folder / "ingesting-host"
-            ingest_command(env, ingesting, write_docs(folder / "docs", DOCS))
-            shards = Shards.of(fake, discord_env(env, fake), folder / "discord", redis_url)
-            try:
-                await shards.ensure_up()
-                team = await Team.start(slack, env, folder / "slack")
-                try:
-                    yield Deployment(slack, team, shards, env, ingesting, folder / "docs")
-                finally:
-                    await team.close()
-            finally:
-                shards.stop()
-    finally:
-        slack.stop()
-        fake.stop()
-        with psycopg.connect(database_url, autocommit=True) as db:
-            db.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
-
-
-@pytest.fixture
-async def hosts(deployment: Deployment, redis_server: RedisServer) -> Deployment:
-    """Every process running (again, after a test killed one), a clean fake Slack."""
-    if redis_server.process is None:
-        redis_server.start()
-    deployment.slack.reset()
-    await deployment.team.ensure_up()
-    await deployment.shards.ensure_up()
-    return deployment
+def deployment_plan() -> Plan:
+    return Plan(REDIS_DB, DOCS, slack_workers=True, discord_shards=True)
 
 
 async def slack_ask(hosts: Deployment, worker: int, text: str, team: str) -> tuple[str, str]:

@@ -18,7 +18,7 @@ from adapters.http.context import conversation_thread_id
 from agent.memory.backends import open_checkpointer
 from agent.retrieval.knowledge_base import KnowledgeBase
 from tests.conftest import SAMPLES
-from tests.http_support import http_service, http_settings, parse_sse
+from tests.support.http_support import http_service, http_settings, parse_sse
 
 pytestmark = pytest.mark.slow
 

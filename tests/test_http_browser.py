@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 
 from agent.retrieval.knowledge_base import KnowledgeBase
-from tests.agent_support import script_answer
 from tests.fakes.openai_server import FakeOpenAI
-from tests.http_support import http_service, http_settings
+from tests.support.agent_support import script_answer
+from tests.support.http_support import http_service, http_settings
 
 pytestmark = pytest.mark.slow
 

@@ -11,7 +11,7 @@ import pytest
 
 from adapters.http.markdown import answer_html
 from agent.retrieval.knowledge_base import KnowledgeBase
-from tests.http_support import http_service, http_settings
+from tests.support.http_support import http_service, http_settings
 
 
 def test_markdown_becomes_tags_and_only_web_links_survive() -> None:

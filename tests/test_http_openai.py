@@ -9,15 +9,15 @@ import openai
 import pytest
 
 from agent.retrieval.knowledge_base import KnowledgeBase
-from tests.agent_support import (
+from tests.fakes.openai_server import FakeOpenAI, Reply
+from tests.support.agent_support import (
     FOLLOW_UP_ANALYSES,
     FOLLOW_UP_ANSWERS,
     analysis,
     request_text,
     script_answer,
 )
-from tests.fakes.openai_server import FakeOpenAI, Reply
-from tests.http_support import Service, http_service, http_settings
+from tests.support.http_support import Service, http_service, http_settings
 
 pytestmark = pytest.mark.slow
 

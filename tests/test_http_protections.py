@@ -18,7 +18,7 @@ import pytest
 
 from adapters.http.app import STATIC
 from agent.retrieval.knowledge_base import KnowledgeBase
-from tests.http_support import http_service, http_settings
+from tests.support.http_support import http_service, http_settings
 
 pytestmark = pytest.mark.slow
 

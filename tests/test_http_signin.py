@@ -10,7 +10,7 @@ import jwt
 import pytest
 
 from agent.retrieval.knowledge_base import KnowledgeBase
-from tests.http_support import Service, http_service, http_settings
+from tests.support.http_support import Service, http_service, http_settings
 
 pytestmark = pytest.mark.slow
 

@@ -16,8 +16,8 @@ from adapters.http.db import MIGRATIONS, Database, engine_url
 from adapters.http.tokens import Tokens, load_or_create_secret
 from agent.retrieval.knowledge_base import KnowledgeBase
 from bots.cli import app
-from tests.http_support import http_service, http_settings
-from tests.postgres_support import PG_URL
+from tests.support.http_support import http_service, http_settings
+from tests.support.postgres_support import PG_URL
 
 
 @pytest.fixture

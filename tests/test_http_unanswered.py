@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from agent.retrieval.knowledge_base import KnowledgeBase
-from tests.http_support import Service, http_service, http_settings, parse_sse
+from tests.support.http_support import Service, http_service, http_settings, parse_sse
 
 pytestmark = pytest.mark.slow
 

@@ -26,8 +26,8 @@ from agent.llm.calls import (
     structured,
 )
 from agent.llm.schemas import Analysis
-from tests.agent_support import analysis
 from tests.fakes.openai_server import FakeOpenAI, Reply
+from tests.support.agent_support import analysis
 
 MESSAGES = [SystemMessage("시스템: 문서로만 답하세요."), HumanMessage("백업은 며칠 보관되나요?")]
 

@@ -37,7 +37,7 @@ from agent.memory.backends import (
     prune_thread,
 )
 from agent.memory.trimming import select_for_trim
-from tests.postgres_support import postgres_or_skip
+from tests.support.postgres_support import postgres_or_skip
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -35,7 +35,7 @@ from agent.memory.profile import (
     user_namespace,
 )
 from agent.memory.trimming import extractive_summary, message_tokens, select_for_trim
-from tests.postgres_support import postgres_or_skip
+from tests.support.postgres_support import postgres_or_skip
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

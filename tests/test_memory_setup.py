@@ -18,7 +18,7 @@ import pytest
 
 from agent.memory import backends
 from agent.memory.backends import MemoryBackendError, open_checkpointer, open_store
-from tests.postgres_support import PG_URL
+from tests.support.postgres_support import PG_URL
 from tests.test_memory_backends import ask, build_graph, thread_texts
 
 

@@ -19,8 +19,8 @@ from bots.checks import Readiness, external_parts, readiness
 from bots.ops import healthz_route, ops_server, start_ops_server
 from bots.settings import Settings
 from tests.fakes.openai_server import FakeOpenAI
-from tests.redis_support import RedisServer
-from tests.servers import free_port
+from tests.support.redis_support import RedisServer
+from tests.support.servers import free_port
 
 EMBEDDED: dict[str, Any] = {
     "REDIS_URL": None,

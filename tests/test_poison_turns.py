@@ -23,15 +23,15 @@ from adapters.chat.queue_redis import RedisTurnQueue
 from adapters.slack.turns import incoming
 from agent.coordination.redis_connection import RedisConnection
 from agent.retrieval.knowledge_base import KnowledgeBase
-from tests.chat_support import chat_services
-from tests.discord_support import Bot, discord_bot
 from tests.fakes.discord_payloads import BOT_ID
 from tests.fakes.discord_rest import CHANNEL_MESSAGE
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_server import TEAM, FakeSlack
-from tests.slack_support import CHANNEL, SlackHarness, slack_bot, until
+from tests.support.chat_support import chat_services
+from tests.support.discord_support import Bot, discord_bot
+from tests.support.slack_support import CHANNEL, SlackHarness, slack_bot, until
 
-pytest_plugins = ("tests.slack_fixtures",)
+pytest_plugins = ("tests.support.slack_fixtures",)
 
 QUESTION_KO = "백업은 얼마나 오래 보관하나요?"
 GAVE_UP_KO = "이 메시지는 1번 시도했지만 답하지 못했어요."

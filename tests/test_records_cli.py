@@ -22,7 +22,7 @@ from adapters.chat.usage_redis import RedisUsageStore
 from agent.coordination.redis_connection import RedisConnection
 from agent.events import Citation, Final, Turn, Usage
 from bots.cli import app
-from tests.servers import free_port
+from tests.support.servers import free_port
 
 runner = CliRunner()
 SEOUL = ZoneInfo("Asia/Seoul")  # the team's zone (TEAMRAG_TIMEZONE), set for every test here

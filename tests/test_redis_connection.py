@@ -10,8 +10,8 @@ import pytest
 import redis.asyncio as aredis
 
 from agent.coordination.redis_connection import RedisConnection, RedisUnavailableError
-from tests.redis_support import RedisServer
-from tests.servers import free_port
+from tests.support.redis_support import RedisServer
+from tests.support.servers import free_port
 
 
 async def _incr(client: aredis.Redis) -> str:

@@ -21,7 +21,7 @@ from agent.events import Final, Turn
 from agent.memory import backends
 from agent.retrieval.knowledge_base import KnowledgeBase
 from agent.runner import Runner
-from tests.agent_support import agent
+from tests.support.agent_support import agent
 
 QUESTION = "How long are Postgres backups kept?"
 

@@ -15,8 +15,8 @@ from agent.events import Final, Turn
 from agent.plumbing import log_context
 from agent.plumbing.log_context import LogContextFilter
 from agent.retrieval.knowledge_base import KnowledgeBase
-from tests.agent_support import agent, analysis, collect, review, verdict
 from tests.fakes.openai_server import FakeOpenAI, Reply
+from tests.support.agent_support import agent, analysis, collect, review, verdict
 
 
 def _by_question(body: dict[str, Any]) -> Reply:

@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 
 from tests.conftest import SAMPLES
-from tests.servers import free_port
+from tests.support.servers import free_port
 
 
 def _teamrag(env: dict[str, str], *args: str, stdin: str | None = None) -> str:

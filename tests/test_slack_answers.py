@@ -13,15 +13,15 @@ from typing import TypeVar
 from adapters.chat.channels import ChannelRule, ChannelRules
 from agent.events import Final
 from agent.retrieval.knowledge_base import KnowledgeBase
-from tests.agent_support import (
+from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.slack_server import TEAM, FakeSlack
+from tests.support.agent_support import (
     FOLLOW_UP_ANALYSES,
     FOLLOW_UP_ANSWERS,
     request_text,
     script_answer,
 )
-from tests.fakes.openai_server import FakeOpenAI
-from tests.fakes.slack_server import TEAM, FakeSlack
-from tests.slack_support import (
+from tests.support.slack_support import (
     ALICE,
     BOB,
     CHANNEL,
@@ -33,7 +33,7 @@ from tests.slack_support import (
 BACKUPS_KO = "Postgres 백업은 며칠 동안 보관되나요?"
 ACCESS_EN = "How do I get production access?"
 
-pytest_plugins = ("tests.slack_fixtures",)
+pytest_plugins = ("tests.support.slack_fixtures",)
 T = TypeVar("T")
 
 

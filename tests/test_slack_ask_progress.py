@@ -12,10 +12,10 @@ from adapters.slack.response_url import PROGRESS_UPDATES
 from agent.events import Event, Progress, Turn
 from agent.retrieval.knowledge_base import KnowledgeBase
 from tests.fakes.slack_server import Call, FakeSlack
-from tests.slack_support import slack_bot, until
+from tests.support.slack_support import slack_bot, until
 from tests.test_slack_commands import answers_through_urls
 
-pytest_plugins = ("tests.slack_fixtures",)
+pytest_plugins = ("tests.support.slack_fixtures",)
 
 
 def paced(run: RunTurn) -> RunTurn:

@@ -16,9 +16,9 @@ from agent.events import Final
 from agent.retrieval.ingest import IngestItem, Ingestor
 from agent.retrieval.knowledge_base import KnowledgeBase
 from tests.fakes.slack_server import TEAM, FakeSlack
-from tests.slack_support import ALICE, DM, SlackHarness, slack_bot, until
+from tests.support.slack_support import ALICE, DM, SlackHarness, slack_bot, until
 
-pytest_plugins = ("tests.slack_fixtures",)
+pytest_plugins = ("tests.support.slack_fixtures",)
 
 FALCON = "# Falcon release guide\n\nThe Falcon deploy window is Tuesday at 14:00 KST.\n"
 HERON = "# Heron budget\n\nThe Heron project budget is 40,000 EUR for this year.\n"

@@ -21,12 +21,12 @@ from agent.retrieval.knowledge_base import KnowledgeBase
 from bots.cli import app as cli
 from bots.settings import BotConfigError
 from bots.slack_bot import EVENTS_PATH, check_slack_settings, serve_slack
-from tests.agent_support import script_answer
-from tests.chat_support import chat_services
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_server import APP_TOKEN, BOT_TOKEN, BOT_USER, TEAM, FakeSlack
-from tests.servers import free_port
-from tests.slack_support import (
+from tests.support.agent_support import script_answer
+from tests.support.chat_support import chat_services
+from tests.support.servers import free_port
+from tests.support.slack_support import (
     CHANNEL,
     SECRET,
     SlackSender,
@@ -34,7 +34,7 @@ from tests.slack_support import (
     until,
 )
 
-pytest_plugins = ("tests.slack_fixtures",)
+pytest_plugins = ("tests.support.slack_fixtures",)
 
 
 @pytest.mark.parametrize(

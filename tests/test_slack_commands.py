@@ -10,7 +10,7 @@ from adapters.chat.live import RunTurn
 from agent.events import Event, Final, Progress, Turn
 from agent.retrieval.knowledge_base import KnowledgeBase
 from tests.fakes.slack_server import Call, FakeSlack
-from tests.slack_support import (
+from tests.support.slack_support import (
     ALICE,
     BOB,
     CHANNEL,
@@ -21,7 +21,7 @@ from tests.slack_support import (
 ACCESS_EN = "How do I get production access?"
 BACKUPS_KO = "Postgres 백업은 며칠 동안 보관되나요?"
 
-pytest_plugins = ("tests.slack_fixtures",)
+pytest_plugins = ("tests.support.slack_fixtures",)
 
 
 def answers_through_urls(fake: FakeSlack) -> list[Call]:

@@ -17,11 +17,11 @@ from adapters.chat.feedback import SqliteFeedbackStore
 from adapters.slack.render import ANSWER_PIECE
 from agent.events import Event, Progress, Turn
 from agent.retrieval.knowledge_base import KnowledgeBase
-from tests.agent_support import script_answer, verdict
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.fakes.slack_limits import block_problems
 from tests.fakes.slack_server import FakeSlack
-from tests.slack_support import (
+from tests.support.agent_support import script_answer, verdict
+from tests.support.slack_support import (
     CHANNEL,
     slack_bot,
     until,
@@ -30,7 +30,7 @@ from tests.slack_support import (
 BACKUPS_KO = "Postgres 백업은 며칠 동안 보관되나요?"
 ACCESS_EN = "How do I get production access?"
 
-pytest_plugins = ("tests.slack_fixtures",)
+pytest_plugins = ("tests.support.slack_fixtures",)
 
 
 def _script_answer(fake: FakeOpenAI, *texts: str) -> None:

@@ -9,12 +9,12 @@ from pathlib import Path
 from adapters.slack.dm import SqliteDmConversations, start_over
 from adapters.slack.turns import Incoming
 from agent.retrieval.knowledge_base import KnowledgeBase
-from tests.agent_support import request_text, script_answer
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_server import TEAM, FakeSlack
-from tests.slack_support import DM, slack_bot, until
+from tests.support.agent_support import request_text, script_answer
+from tests.support.slack_support import DM, slack_bot, until
 
-pytest_plugins = ("tests.slack_fixtures",)
+pytest_plugins = ("tests.support.slack_fixtures",)
 
 BACKUPS = "How long are Postgres backups kept?"
 SNAPSHOTS = "And what about the Redis snapshots?"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from agent.retrieval.knowledge_base import KnowledgeBase
 from tests.fakes.slack_server import BOT_ID, BOT_USER, FakeSlack
-from tests.slack_support import (
+from tests.support.slack_support import (
     CHANNEL,
     DM,
     slack_bot,
@@ -22,7 +22,7 @@ from tests.slack_support import (
 ACCESS_EN = "How do I get production access?"
 BACKUPS_KO = "Postgres 백업은 며칠 동안 보관되나요?"
 
-pytest_plugins = ("tests.slack_fixtures",)
+pytest_plugins = ("tests.support.slack_fixtures",)
 
 
 async def test_slack_retrying_a_delivery_gets_one_answer(

@@ -13,9 +13,9 @@ import pytest
 
 from agent.retrieval.knowledge_base import KnowledgeBase, SearchOptions
 from tests.fakes.slack_server import BOT_USER, FakeSlack
-from tests.format_files import hwpx_bytes, pptx_bytes, xlsx_bytes
-from tests.slack_support import CHANNEL, SlackHarness, slack_bot, until
-from tests.sources_support import found
+from tests.support.format_files import hwpx_bytes, pptx_bytes, xlsx_bytes
+from tests.support.slack_support import CHANNEL, SlackHarness, slack_bot, until
+from tests.support.sources_support import found
 
 SECRET = "G0SECRET"
 PERMALINK = "https://teamrag-test.slack.com/files/U0ALICE"

@@ -13,13 +13,13 @@ from adapters.chat.observe import observed
 from adapters.chat.usage import SqliteUsageStore, asked, usage_rows
 from agent.events import Final, Turn, Usage
 from agent.retrieval.knowledge_base import KnowledgeBase
-from tests.agent_support import request_text, script_answer
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_server import TEAM, FakeSlack
-from tests.slack_support import ALICE, BOB, DM, SlackHarness, slack_bot, until
-from tests.slack_support import CHANNEL as GENERAL
+from tests.support.agent_support import request_text, script_answer
+from tests.support.slack_support import ALICE, BOB, DM, SlackHarness, slack_bot, until
+from tests.support.slack_support import CHANNEL as GENERAL
 
-pytest_plugins = ("tests.slack_fixtures",)
+pytest_plugins = ("tests.support.slack_fixtures",)
 
 CHANNEL = "C0SUPPORT"
 CUSTOMER = "Customer Acme: our Postgres restore failed last night, how far back can we go?"

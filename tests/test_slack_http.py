@@ -8,16 +8,16 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 from agent.retrieval.knowledge_base import KnowledgeBase
-from tests.agent_support import script_answer
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_server import BOT_USER, FakeSlack
-from tests.slack_support import (
+from tests.support.agent_support import script_answer
+from tests.support.slack_support import (
     CHANNEL,
     slack_bot,
     until,
 )
 
-pytest_plugins = ("tests.slack_fixtures",)
+pytest_plugins = ("tests.support.slack_fixtures",)
 
 
 def _mention_body(ts: str) -> str:

@@ -14,12 +14,12 @@ from adapters.slack.queued import ANSWER, ASK, REPLY_KIND, REPLY_TS
 from adapters.slack.turns import incoming
 from agent.retrieval.knowledge_base import KnowledgeBase
 from tests.fakes.slack_server import TEAM, FakeSlack
-from tests.slack_support import CHANNEL, SlackHarness, slack_bot, until
+from tests.support.slack_support import CHANNEL, SlackHarness, slack_bot, until
 
 BACKUPS = "How long are Postgres backups kept?"
 THINKING = {"type": "task_update", "id": "step-0", "title": "Thinking…", "status": "in_progress"}
 
-pytest_plugins = ("tests.slack_fixtures",)
+pytest_plugins = ("tests.support.slack_fixtures",)
 
 
 def taken_over(slack: SlackHarness, thread_ts: str | None, **notes: str) -> Job:

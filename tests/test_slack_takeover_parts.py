@@ -31,13 +31,13 @@ from adapters.slack.turns import incoming
 from agent.coordination.redis_connection import RedisConnection
 from agent.events import Final
 from agent.retrieval.knowledge_base import KnowledgeBase
-from tests.agent_support import script_answer
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_server import TEAM, FakeSlack, Message
-from tests.redis_support import RedisServer
-from tests.slack_support import CHANNEL, DM, SlackHarness, slack_bot, until
+from tests.support.agent_support import script_answer
+from tests.support.redis_support import RedisServer
+from tests.support.slack_support import CHANNEL, DM, SlackHarness, slack_bot, until
 
-pytest_plugins = ("tests.slack_fixtures",)
+pytest_plugins = ("tests.support.slack_fixtures",)
 
 BACKUPS = "How long are Postgres backups kept?"
 SENTENCE = "Postgres backups are kept for 35 days and restored from the nightly copy [1]. "

@@ -15,7 +15,7 @@ import redis
 from adapters.slack.threads import SqliteThreadRecord
 from adapters.slack.threads_redis import RedisThreadRecord
 from agent.coordination.redis_connection import RedisConnection
-from tests.redis_support import RedisServer
+from tests.support.redis_support import RedisServer
 
 THREAD = "T1:C1:1700000000.000100"
 

@@ -13,8 +13,8 @@ from fpdf import FPDF
 from agent.retrieval.knowledge_base import KnowledgeBase, SearchOptions
 from agent.sources.registry import default_registry
 from tests.fakes.workspace_apis import TOKEN, Doc, FakeWorkspace
-from tests.format_files import hwpx_bytes, xlsx_bytes
-from tests.sources_support import add, counts, found, reasons, source_sync
+from tests.support.format_files import hwpx_bytes, xlsx_bytes
+from tests.support.sources_support import add, counts, found, reasons, source_sync
 
 ENV = {"WIKI_TOKEN": TOKEN, "WIKI_USER": "me@example.com"}
 SHEET = "application/vnd.google-apps.spreadsheet"

@@ -16,7 +16,7 @@ from bots.settings import Settings
 from tests.fakes.discord_history import delete_thread, forum, post, write
 from tests.fakes.discord_payloads import TOKEN
 from tests.fakes.discord_server import ALICE, BOB, GENERAL, GUILD_ID, FakeDiscord
-from tests.sources_support import add, counts, found, reasons, source_sync
+from tests.support.sources_support import add, counts, found, reasons, source_sync
 
 ENV = {"DISCORD_TOKEN": TOKEN}
 MESSAGES = "GET /channels/{channel_id}/messages"

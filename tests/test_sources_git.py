@@ -10,8 +10,8 @@ import pytest
 
 from agent.retrieval.knowledge_base import KnowledgeBase, SearchOptions
 from agent.sources.git import line_link, web_base
-from tests.format_files import hwpx_bytes, xlsx_bytes
-from tests.sources_support import add, counts, found, reasons, source_sync
+from tests.support.format_files import hwpx_bytes, xlsx_bytes
+from tests.support.sources_support import add, counts, found, reasons, source_sync
 
 WEB = "https://github.com/acme/handbook"
 

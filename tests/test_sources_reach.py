@@ -20,7 +20,7 @@ from agent.sources.base import SourceSpec
 from agent.sources.store import SourceStore, SqliteSourceStore, local_sources
 from agent.sources.store_postgres import PostgresSourceStore
 from tests.fakes.web_site import FakeSite, html_page
-from tests.sources_support import add, found, reasons, source_sync
+from tests.support.sources_support import add, found, reasons, source_sync
 
 SECRET = "The internal admin token is ZEPHYR-9."
 

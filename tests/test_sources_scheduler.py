@@ -21,7 +21,7 @@ from agent.sources.scheduler import SourceScheduler
 from agent.sources.store_postgres import PostgresSourceStore
 from agent.sources.sync import SyncOutcome
 from tests.fakes.web_site import FakeSite, html_page
-from tests.sources_support import Clock, OpenStore, add, source_sync
+from tests.support.sources_support import Clock, OpenStore, add, source_sync
 
 
 @pytest.fixture

@@ -17,11 +17,11 @@ from agent.sources.base import SourceSpec
 from agent.sources.registry import KindRegistry, default_registry
 from bots.chat_sources import register_chat_kinds
 from bots.settings import Settings
-from tests.agent_support import agent, collect
 from tests.fakes.slack_server import BOT_TOKEN, FakeSlack
-from tests.format_files import hwpx_bytes, xlsx_bytes
-from tests.slack_support import CHANNEL, slack_bot, until
-from tests.sources_support import add, counts, found, reasons, source_sync
+from tests.support.agent_support import agent, collect
+from tests.support.format_files import hwpx_bytes, xlsx_bytes
+from tests.support.slack_support import CHANNEL, slack_bot, until
+from tests.support.sources_support import add, counts, found, reasons, source_sync
 
 SECRET = "G0SECRET"
 ENV = {"SLACK_BOT_TOKEN": BOT_TOKEN}

@@ -14,8 +14,8 @@ from agent.sources.store import SourceExistsError
 from agent.sources.store_postgres import PostgresSourceStore
 from bots.settings import Settings
 from bots.sources_wiring import has_sources, open_source_store
-from tests.postgres_support import schema_exists
-from tests.sources_support import OpenStore
+from tests.support.postgres_support import schema_exists
+from tests.support.sources_support import OpenStore
 
 WIKI = SourceSpec("wiki", "web", "https://wiki.example/", "eng", 600.0, {"depth": 2})
 

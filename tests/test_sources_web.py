@@ -10,10 +10,10 @@ import pytest
 
 from agent.events import Turn
 from agent.retrieval.knowledge_base import KnowledgeBase, SearchOptions
-from tests.agent_support import agent, collect
 from tests.fakes.web_site import FakeSite, html_page
-from tests.format_files import hwpx_bytes, xlsx_bytes
-from tests.sources_support import Clock, add, counts, found, reasons, source_sync
+from tests.support.agent_support import agent, collect
+from tests.support.format_files import hwpx_bytes, xlsx_bytes
+from tests.support.sources_support import Clock, add, counts, found, reasons, source_sync
 
 KOREAN = "휴가 신청은 인사팀 포털에서 최소 3일 전에 해야 하며 팀장 승인이 필요합니다."
 

@@ -13,7 +13,7 @@ from agent.sources.store import SqliteSourceStore
 from bots.settings import Settings
 from bots.sources_wiring import running_sources
 from tests.fakes.web_site import FakeSite, html_page
-from tests.slack_support import until
+from tests.support.slack_support import until
 
 
 def tables(catalog: Path) -> set[str]:

@@ -1,4 +1,4 @@
-"""The team deployment end to end (``tests/team_fixtures.py``): an event delivered twice,
+"""The team deployment end to end (``tests/support/team_fixtures.py``): an event delivered twice,
 a thread's turns on two workers, Redis going away, the rate limit, channel scopes and DM
 conversations, whichever worker answers. The tests that kill a worker are in
 ``test_team_workers_kill.py``.
@@ -11,12 +11,12 @@ import re
 import uuid
 
 from adapters.chat.phrases import phrase
-from tests.agent_support import analysis, request_text
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_server import BOT_USER, Message
-from tests.redis_support import RedisServer
-from tests.slack_support import until
-from tests.team_support import (
+from tests.support.agent_support import analysis, request_text
+from tests.support.redis_support import RedisServer
+from tests.support.slack_support import until
+from tests.support.team_support import (
     FALCON,
     Asker,
     World,
@@ -27,9 +27,9 @@ from tests.team_support import (
     sources_of,
     texts,
 )
-from tests.workers_support import Team, slack_id, tagged_answers, tags_in
+from tests.support.workers_support import Team, slack_id, tagged_answers, tags_in
 
-pytest_plugins = ("tests.team_fixtures",)
+pytest_plugins = ("tests.support.team_fixtures",)
 
 
 async def test_the_same_event_delivered_to_both_workers_is_answered_once(

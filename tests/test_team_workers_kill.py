@@ -1,4 +1,4 @@
-"""A team worker killed mid-answer (``tests/team_fixtures.py``): its turn is finished by the
+"""A team worker killed mid-answer (``tests/support/team_fixtures.py``): its turn is finished by the
 other, each part of a long answer appears once, and questions it acknowledged are not lost.
 """
 
@@ -14,17 +14,12 @@ import redis
 
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_server import Message
-from tests.slack_support import until
-from tests.team_support import (
-    CLAIM_S,
-    Asker,
-    World,
-    ask,
-    texts,
-)
-from tests.workers_support import Team, noted_reply, slack_id, tagged_answers, tags_in
+from tests.support.deployment import CLAIM_S
+from tests.support.slack_support import until
+from tests.support.team_support import Asker, World, ask, texts
+from tests.support.workers_support import Team, noted_reply, slack_id, tagged_answers, tags_in
 
-pytest_plugins = ("tests.team_fixtures",)
+pytest_plugins = ("tests.support.team_fixtures",)
 
 # The two tests that kill a worker come last: each leaves one to start again.
 

@@ -18,9 +18,9 @@ from agent.llm.calls import openai_llms, stream_text, structured
 from agent.llm.direct import direct_endpoint
 from agent.llm.schemas import Analysis
 from agent.retrieval.knowledge_base import KnowledgeBase
-from tests.agent_support import agent, analysis, collect
 from tests.fakes.langsmith_server import FakeLangSmith
 from tests.fakes.openai_server import FakeOpenAI, Reply
+from tests.support.agent_support import agent, analysis, collect
 
 HELLO = "Hello! Ask me anything about the team's documents."
 TURN = Turn(

@@ -15,7 +15,7 @@ from agent.retrieval.knowledge_base import KnowledgeBase
 from bots.settings import SettingsError, load_settings
 from bots.wiring import open_runner
 from tests.fakes.openai_server import FakeOpenAI
-from tests.http_support import http_settings
+from tests.support.http_support import http_settings
 
 
 async def test_a_turn_longer_than_the_setting_ends_with_the_reason(

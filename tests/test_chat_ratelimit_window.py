@@ -15,7 +15,7 @@ from adapters.chat.phrases import phrase
 from adapters.chat.ratelimit import LocalRateLimiter, refusal
 from adapters.chat.ratelimit_redis import RedisRateLimiter
 from agent.coordination.redis_connection import RedisConnection
-from tests.redis_support import RedisServer
+from tests.support.redis_support import RedisServer
 
 USER = "slack:T1:U1"
 

@@ -12,8 +12,8 @@ from adapters.chat.observe import Observer, observed
 from adapters.chat.services import ChatServices, learner
 from agent.events import Final, Turn
 from agent.retrieval.knowledge_base import KnowledgeBase
-from tests.agent_support import agent
 from tests.fakes.openai_server import FakeOpenAI
+from tests.support.agent_support import agent
 
 
 @asynccontextmanager

@@ -20,10 +20,10 @@ from agent.coordination.locks_redis import RedisThreadLocks
 from agent.coordination.redis_connection import RedisConnection
 from agent.events import Turn
 from agent.retrieval.knowledge_base import KnowledgeBase
-from tests.agent_support import agent, script_answer
 from tests.conftest import REPO
 from tests.fakes.openai_server import FakeOpenAI
-from tests.redis_support import RedisServer
+from tests.support.agent_support import agent, script_answer
+from tests.support.redis_support import RedisServer
 
 THREAD = "slack:T1:C1:1700000000.1"
 

@@ -12,7 +12,7 @@ import pytest
 
 from agent.retrieval.chunking import chunk_document
 from agent.retrieval.loaders import LoadError, load_document
-from tests.format_files import (
+from tests.support.format_files import (
     BROKEN_HWP,
     HWP_FIXTURE,
     hwpx_bytes,

@@ -1,4 +1,4 @@
-"""What the multi-worker tests share (``tests/team_fixtures.py`` starts the workers): the
+"""What the multi-worker tests share (``tests/support/team_fixtures.py`` starts the workers): the
 documents, the channels' scopes, and how a test asks as a Slack user and reads the answer.
 """
 
@@ -7,13 +7,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.agent_support import request_text
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_server import BOT_USER, FakeSlack, Message
-from tests.slack_support import SlackSender, until
-from tests.workers_support import Team, slack_id
+from tests.support.agent_support import request_text
+from tests.support.slack_support import SlackSender, until
+from tests.support.workers_support import Team, slack_id
 
-CLAIM_S = 2.0  # a dead worker's turn is taken over after this long
 LIMIT = 2  # questions per user per minute, across both workers
 REDIS_DB = 3  # apart from the database the other Redis tests flush
 

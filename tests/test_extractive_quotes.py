@@ -28,8 +28,8 @@ from agent.retrieval.types import Chunk, SearchHit
 from bots.evaluation.run import ask_all
 from bots.evaluation.scoring import matches_source, normalise, quoted_sentences, summarise
 from bots.evaluation.sets import load_question_set
-from tests.agent_support import agent
 from tests.conftest import SAMPLES
+from tests.support.agent_support import agent
 
 QUESTIONS = SAMPLES.parent / "questions.jsonl"
 CHAT_QUESTIONS = SAMPLES.parent / "questions.chat.jsonl"

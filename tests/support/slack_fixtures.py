@@ -1,5 +1,5 @@
 """The fake Slack as pytest fixtures; test modules load them with
-``pytest_plugins = ("tests.slack_fixtures",)``."""
+``pytest_plugins = ("tests.support.slack_fixtures",)``."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ from agent.retrieval.ingest import Ingestor, Status
 from agent.retrieval.knowledge_base import KnowledgeBase, SearchOptions
 from agent.retrieval.loaders import LoadError, load_document
 from agent.retrieval.loaders.ocr import INSTALL, ocr_status
-from tests.format_files import (
+from tests.support.format_files import (
     BROKEN_HWP,
     HWP_FIXTURE,
     hwpx_bytes,
@@ -61,7 +61,7 @@ def test_a_question_from_each_format_cites_the_right_place(
     assert not report.failed, report.failed
     for korean, english, name, locator in QUESTIONS:
         if name == "sample.hwp" and not HWP_FIXTURE.is_file():
-            continue  # no HWP 5.0 sample here (tests/format_files.py says why)
+            continue  # no HWP 5.0 sample here (tests/support/format_files.py says why)
         for question in (korean, english):
             hits = kb.search(question, SearchOptions(k=3))
             cited = [(Path(h.chunk.source).name, h.chunk.locator()) for h in hits]

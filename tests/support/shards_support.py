@@ -1,8 +1,8 @@
 """``teamrag discord`` processes, one shard each, against the fake Discord: starting them
 (again), finding the one answering a question, and reading what they left in Redis.
 
-Each is a :class:`~tests.workers_support.Worker` (its own data folder, the shared
-servers of :func:`~tests.workers_support.worker_env`) running ``discord``.
+Each is a :class:`~tests.support.workers_support.Worker` (its own data folder, the shared
+servers of :func:`~tests.support.workers_support.worker_env`) running ``discord``.
 """
 
 from __future__ import annotations
@@ -13,16 +13,16 @@ from typing import Any
 
 import redis
 
-from tests.discord_support import until
 from tests.fakes.discord_payloads import TOKEN
 from tests.fakes.discord_rest import GLOBAL_COMMANDS
 from tests.fakes.discord_server import FakeDiscord
-from tests.servers import free_port
-from tests.workers_support import Worker, stop_all
+from tests.support.discord_support import until
+from tests.support.servers import free_port
+from tests.support.workers_support import Worker, stop_all
 
 
 def discord_env(env: dict[str, str], fake: FakeDiscord) -> dict[str, str]:
-    """A :func:`~tests.workers_support.worker_env` for two shards on ``fake``."""
+    """A :func:`~tests.support.workers_support.worker_env` for two shards on ``fake``."""
     return env | {
         "TEAMRAG_DISCORD_SHARD_COUNT": "2",
         "DISCORD_TOKEN": TOKEN,

@@ -36,9 +36,9 @@ from bots.slack_bot import (
     thread_record,
     web_api_session,
 )
-from tests.chat_support import chat_services
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_server import BOT_TOKEN, BOT_USER, TEAM, FakeSlack
+from tests.support.chat_support import chat_services
 
 SECRET = "test-signing-secret"
 CHANNEL = "C0GENERAL"

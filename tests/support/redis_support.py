@@ -19,7 +19,7 @@ import pytest
 import redis
 
 from agent.coordination.redis_connection import RedisConnection
-from tests.servers import free_port
+from tests.support.servers import free_port
 
 
 def redis_server_binary() -> str:

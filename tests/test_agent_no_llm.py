@@ -27,8 +27,8 @@ from agent.retrieval.tokenizer import words
 from agent.retrieval.vectors import VectorStore
 from agent.runner import Runner
 from agent.wording import replies
-from tests.agent_support import agent, collect, stages
-from tests.servers import chroma_server
+from tests.support.agent_support import agent, collect, stages
+from tests.support.servers import chroma_server
 
 BACKUPS = "Postgres 백업은 며칠 동안 보관되나요?"
 HANDOVER = "When and where is the on-call handover?"

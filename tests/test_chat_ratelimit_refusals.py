@@ -9,14 +9,14 @@ from pathlib import Path
 from adapters.chat.metrics import Metrics
 from adapters.chat.ratelimit import LocalRateLimiter
 from agent.retrieval.knowledge_base import KnowledgeBase
-from tests.chat_support import chat_services
-from tests.discord_support import discord_bot, has_feedback, until
 from tests.fakes.discord_wire import EPHEMERAL
 from tests.fakes.slack_server import FakeSlack
-from tests.slack_support import BOB, CHANNEL, slack_bot
-from tests.slack_support import until as slack_until
+from tests.support.chat_support import chat_services
+from tests.support.discord_support import discord_bot, has_feedback, until
+from tests.support.slack_support import BOB, CHANNEL, slack_bot
+from tests.support.slack_support import until as slack_until
 
-pytest_plugins = ("tests.slack_fixtures",)
+pytest_plugins = ("tests.support.slack_fixtures",)
 
 ACCESS_EN = "How do I get production access?"
 BACKUPS_KO = "Postgres 백업은 며칠 동안 보관되나요?"

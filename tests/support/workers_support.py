@@ -46,15 +46,15 @@ from agent.retrieval.ingest import Ingestor
 from agent.retrieval.knowledge_base import KnowledgeBase, collection_name
 from agent.retrieval.vectors import VectorStore
 from bots.slack_bot import EVENTS_PATH
-from tests.agent_support import analysis, request_text, review, verdict
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.fakes.slack_server import BOT_TOKEN, FakeSlack, Message
-from tests.postgres_support import PG_URL, postgres_reachable
-from tests.postgres_support import postgres_or_skip as shared_postgres_or_skip
-from tests.servers import free_port
-from tests.slack_support import SECRET, SlackSender
+from tests.support.agent_support import analysis, request_text, review, verdict
+from tests.support.postgres_support import PG_URL, postgres_reachable
+from tests.support.postgres_support import postgres_or_skip as shared_postgres_or_skip
+from tests.support.servers import free_port
+from tests.support.slack_support import SECRET, SlackSender
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 # The variables a worker must not inherit from the shell that runs the tests: each one
 # would point a worker at something other than the parts this harness gives it.
 _FOREIGN = ("SLACK_", "OPENAI_", "TEAMRAG_", "DISCORD_", "LANGSMITH_", "LANGCHAIN_", "TAVILY_")

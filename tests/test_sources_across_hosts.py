@@ -20,7 +20,7 @@ from agent.sources.store_postgres import PostgresSourceStore
 from bots.settings import Settings
 from bots.sources_wiring import running_sources
 from tests.fakes.web_site import FakeSite, html_page
-from tests.slack_support import until
+from tests.support.slack_support import until
 
 REPO = Path(__file__).resolve().parent.parent
 # What the developer's shell has set must not reach the hosts under test.

@@ -1,0 +1,1 @@
+"""Helpers the tests (and the benchmarks) share: fixtures, real servers on free ports, builders."""
