@@ -13,13 +13,13 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from agent.config import AgentConfig
-from agent.llm import LLMs
+from agent.llm.calls import LLMs
 from agent.retrieval.knowledge_base import KnowledgeBase
 
 if TYPE_CHECKING:
     from agent.cache import AnswerCache
     from agent.routing.intent import PrototypeRouter
-    from agent.websearch import WebSearchProvider
+    from agent.websearch.provider import WebSearchProvider
 
 
 def _now() -> datetime:

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from agent import replies
-from agent.language import detect_language
+from agent.wording import replies
+from agent.wording.language import detect_language
 
 Route = Literal[
     "blocked",

@@ -44,15 +44,10 @@ from agent.nodes.finishing import blocked_response, cache_store, finalize
 from agent.nodes.judging import after_gate, gate, judge
 from agent.nodes.planning import dispatch, planner
 from agent.nodes.refine import research
-from agent.nodes.retrieval import after_collect, collect, evaluate_targets, retrieve
-from agent.nodes.routing import (
-    context_enhancement,
-    direct_response,
-    memory_node,
-    router,
-    tools_node,
-)
-from agent.nodes.websearch import web_search
+from agent.nodes.retrieve import after_collect, collect, evaluate_targets, retrieve
+from agent.nodes.router import context_enhancement, router
+from agent.nodes.short_routes import direct_response, memory_node, tools_node
+from agent.nodes.web_search import web_search
 from agent.state import AgentState, updated
 
 Route = Callable[[AgentState, Runtime[Deps]], Any]

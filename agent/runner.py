@@ -20,6 +20,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 
 from agent.config import FeatureError
+from agent.coordination.locks import LocalThreadLocks, LockLostError, ThreadLocks
 from agent.deps import Deps
 from agent.events import (
     Citation,
@@ -32,13 +33,10 @@ from agent.events import (
     Usage,
     quote_of,
 )
-from agent.locks import LocalThreadLocks, ThreadLocks
-from agent.locks_redis import LockLostError
 from agent.memory.backends import prune_thread
-from agent.nodes.common import RAG_ROUTES
 from agent.plumbing import log_context
 from agent.plumbing.stopping import deadline
-from agent.state import PoolItem, TurnInput, fresh_turn, updated
+from agent.state import RAG_ROUTES, PoolItem, TurnInput, fresh_turn, updated
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,12 @@ from typing import Annotated, Any, Literal, TypedDict, get_origin, get_type_hint
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 
+from agent.retrieval.types import Chunk, SearchHit
+
 RESET: Any = None  # a reducer that receives None starts over
+
+# Routes answered from retrieved evidence (the others answer directly).
+RAG_ROUTES = ("knowledge", "analysis", "current_events")
 
 
 class PoolItem(TypedDict):
@@ -55,7 +60,7 @@ class Plan(TypedDict):
 
 class Judgement(TypedDict):
     """The judge's reading of the pool: order, sufficiency, what is missing (from the
-    model's :class:`~agent.schemas.Review`, or the local scores without one)."""
+    model's :class:`~agent.llm.schemas.Review`, or the local scores without one)."""
 
     ranking: list[str]  # pool ids, best first
     useful: int  # how many passages the judge found relevant
@@ -69,6 +74,40 @@ class Check(TypedDict):
     answers_question: bool
     score: float
     reason: str
+
+
+def pool_item(hit: SearchHit, found_by: str) -> PoolItem:
+    chunk = hit.chunk
+    return PoolItem(
+        id=chunk.chunk_id,
+        doc_id=chunk.doc_id,
+        text=hit.context_text(),
+        title=chunk.title,
+        source=chunk.source,
+        locator=chunk.locator(),
+        page=chunk.page,
+        heading=chunk.heading,
+        link=chunk.link,
+        score=round(hit.score, 4),
+        kind="document",
+        found_by=found_by,
+    )
+
+
+def hit_of(item: PoolItem) -> SearchHit:
+    """The inverse of :func:`pool_item`, for the extractive answer, which reads hits."""
+    chunk = Chunk(
+        chunk_id=item["id"],
+        doc_id=item["doc_id"],
+        seq=0,
+        text=item["text"],
+        source=item["source"],
+        title=item["title"],
+        page=item["page"],
+        heading=item["heading"],
+        link=item["link"],
+    )
+    return SearchHit(chunk, item["score"])
 
 
 def merge_pool(left: list[PoolItem] | None, right: list[PoolItem] | None) -> list[PoolItem]:

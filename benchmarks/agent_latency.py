@@ -36,12 +36,12 @@ sys.path.insert(0, str(REPO))
 from langchain_core.messages import HumanMessage  # noqa: E402
 
 from agent.events import Event, Turn  # noqa: E402
-from agent.llm import structured  # noqa: E402
+from agent.llm.calls import structured  # noqa: E402
+from agent.llm.schemas import Analysis  # noqa: E402
 from agent.retrieval.embeddings import UniversalSentenceEncoder  # noqa: E402
 from agent.retrieval.ingest import Ingestor  # noqa: E402
 from agent.retrieval.knowledge_base import KnowledgeBase, SearchOptions  # noqa: E402
 from agent.runner import Runner  # noqa: E402
-from agent.schemas import Analysis  # noqa: E402
 from benchmarks.latency_scenarios import BANK, Sample, Scenarios, measure  # noqa: E402
 from benchmarks.naive_pipeline import NaivePipeline  # noqa: E402
 from bots.bench import percentile  # noqa: E402

@@ -24,9 +24,9 @@ from pydantic import BaseModel
 
 from agent.events import Event, Final, Progress, Token
 from agent.guards import check_input, check_output
-from agent.language import detect_language
 from agent.retrieval.knowledge_base import KnowledgeBase, SearchOptions
 from agent.retrieval.types import SearchHit
+from agent.wording.language import detect_language
 
 T = TypeVar("T", bound=BaseModel)
 

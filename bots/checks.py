@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from agent.plumbing.urls import redact_url
 
 if TYPE_CHECKING:
-    from agent.shared.link import RedisLink
+    from agent.coordination.redis_connection import RedisConnection
     from bots.settings import Settings
 
 Probe = Callable[[], Awaitable[str | None]]
@@ -104,7 +104,7 @@ class Readiness:
         *,
         cache_s: float = 5.0,
         timeout_s: float = 2.0,
-        owned: Sequence[RedisLink] = (),
+        owned: Sequence[RedisConnection] = (),
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.parts = list(parts)
@@ -125,8 +125,8 @@ class Readiness:
             return list(self._results)
 
     async def aclose(self) -> None:
-        for link in self._owned:
-            await link.aclose()
+        for redis in self._owned:
+            await redis.aclose()
 
 
 REDIS_FIX = (
@@ -167,8 +167,8 @@ async def http_get(
         return response.status, body
 
 
-def redis_probe(link: RedisLink) -> Probe:
-    return link.problem
+def redis_probe(redis: RedisConnection) -> Probe:
+    return redis.problem
 
 
 def chroma_probe(url: str, timeout_s: float) -> Probe:
@@ -207,17 +207,17 @@ def llm_probe(base_url: str, api_key: str | None, timeout_s: float) -> Probe:
 
 
 def external_parts(
-    settings: Settings, *, redis: RedisLink | None = None, timeout_s: float = 2.0
-) -> tuple[list[Part], list[RedisLink]]:
+    settings: Settings, *, redis: RedisConnection | None = None, timeout_s: float = 2.0
+) -> tuple[list[Part], list[RedisConnection]]:
     """One part per external service (embedded ones too, so a report names them all), and
-    the Redis link it opened for its probe (the caller closes it) when none was given."""
-    owned: list[RedisLink] = []
+    the Redis connection it opened for its probe (the caller closes it) when none was given."""
+    owned: list[RedisConnection] = []
     parts: list[Part] = []
     if settings.redis_url:
         if redis is None:
-            from agent.shared.link import RedisLink
+            from agent.coordination.redis_connection import RedisConnection
 
-            redis = RedisLink(settings.redis_url, timeout_s=timeout_s)
+            redis = RedisConnection(settings.redis_url, timeout_s=timeout_s)
             owned.append(redis)
         parts.append(Part("Redis", redact_url(settings.redis_url), redis_probe(redis), REDIS_FIX))
     else:
@@ -246,10 +246,10 @@ def external_parts(
 def readiness(
     settings: Settings,
     *,
-    redis: RedisLink | None = None,
+    redis: RedisConnection | None = None,
     cache_s: float = 5.0,
     timeout_s: float = 2.0,
 ) -> Readiness:
-    """The readiness of the parts ``settings`` configure; pass the bot's own ``redis`` link."""
+    """The readiness of the parts ``settings`` configure; pass the bot's own connection."""
     parts, owned = external_parts(settings, redis=redis, timeout_s=timeout_s)
     return Readiness(parts, cache_s=cache_s, timeout_s=timeout_s, owned=owned)

@@ -82,7 +82,7 @@ async def serve_discord(
     check_discord_settings(settings)
     token = settings.discord_token or ""
     adapter = Adapter(services, discord_options(settings))
-    checks = readiness(settings, redis=services.link)
+    checks = readiness(settings, redis=services.redis)
     try:
         metrics = services.metrics or Metrics()
         listening = ports.ops if ports else None

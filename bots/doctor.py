@@ -258,8 +258,8 @@ async def connections(settings: Settings, timeout_s: float) -> list[CheckResult]
     try:
         return await run_parts([*parts, *platform_parts(settings, timeout_s)], timeout_s)
     finally:
-        for link in owned:
-            await link.aclose()
+        for redis in owned:
+            await redis.aclose()
 
 
 def render(console: Console, local: list[CheckResult], remote: list[CheckResult]) -> None:

@@ -48,8 +48,8 @@ async def _serve_chat(
     rules: ChannelRules,
     use: Callable[[ChatServices, KnowledgeBase], Awaitable[None]],
 ) -> None:
+    from agent.coordination.redis_connection import RedisUnavailableError
     from agent.memory.backends import MemoryBackendError
-    from agent.shared.link import RedisUnavailableError
     from bots.settings import BotConfigError
     from bots.sources_wiring import running_sources
     from bots.wiring import open_chat_services
@@ -75,7 +75,7 @@ async def _serve_chat(
                 with startup_objects_frozen(), on_sigterm(stop):
                     # Sources sync on their schedule in every long-running process:
                     # the bots and the HTTP service alike.
-                    async with running_sources(settings, kb, services.link):
+                    async with running_sources(settings, kb, services.redis):
                         await use(services, kb)
         except (MemoryBackendError, BotConfigError, RedisUnavailableError) as exc:
             raise fail(str(exc)) from None

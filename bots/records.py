@@ -24,28 +24,30 @@ from bots.common import fail, settings_or_exit
 if TYPE_CHECKING:  # imported when a command runs (bots/cli.py)
     from adapters.chat.feedback import FeedbackEntry, Rating
     from adapters.chat.usage import AskedQuestion, UsageRow
-    from agent.shared.link import RedisLink
+    from agent.coordination.redis_connection import RedisConnection
     from bots.settings import Settings
 
 out = Console()
 T = TypeVar("T")
 
 
-def _linked(url: str, retry_s: float, use: Callable[[RedisLink], Coroutine[Any, Any, T]]) -> T:
-    """``use`` with a link to Redis at ``url``, checked first: an unreachable Redis ends the
+def _with_redis(
+    url: str, retry_s: float, use: Callable[[RedisConnection], Coroutine[Any, Any, T]]
+) -> T:
+    """``use`` with a connection to Redis at ``url``, checked first: an unreachable Redis ends the
     command with one line naming the URL and the fix."""
-    from agent.shared.link import RedisLink, RedisUnavailableError
+    from agent.coordination.redis_connection import RedisConnection, RedisUnavailableError
 
     async def run() -> T:
-        link = RedisLink(url, retry_s=retry_s)
+        redis = RedisConnection(url, retry_s=retry_s)
         try:
             try:
-                await link.check()
+                await redis.check()
             except RedisUnavailableError as exc:
                 raise fail(str(exc)) from None
-            return await use(link)
+            return await use(redis)
         finally:
-            await link.aclose()
+            await redis.aclose()
 
     return asyncio.run(run())
 
@@ -57,11 +59,13 @@ def _unreadable(settings: Settings, exc: Exception) -> typer.Exit:
     )
 
 
-def _reading(settings: Settings, use: Callable[[RedisLink | None], Coroutine[Any, Any, T]]) -> T:
+def _reading(
+    settings: Settings, use: Callable[[RedisConnection | None], Coroutine[Any, Any, T]]
+) -> T:
     """``use`` on the shared records when ``REDIS_URL`` is set, else on the local files."""
     try:
         if settings.redis_url:
-            return _linked(settings.redis_url, settings.redis_retry_s, use)
+            return _with_redis(settings.redis_url, settings.redis_retry_s, use)
         return asyncio.run(use(None))
     except (OSError, sqlite3.Error) as exc:
         raise _unreadable(settings, exc) from None
@@ -81,15 +85,15 @@ def feedback(
     rating = None if show == "all" else cast("Rating", show)
     settings = settings_or_exit()
 
-    def read(link: RedisLink | None) -> list[FeedbackEntry]:
-        store = shared_feedback_store(settings, link)
+    def read(redis: RedisConnection | None) -> list[FeedbackEntry]:
+        store = shared_feedback_store(settings, redis)
         try:
             return store.entries(rating, limit)
         finally:
             store.close()
 
-    async def read_shared(link: RedisLink | None) -> list[FeedbackEntry]:
-        return read(link)
+    async def read_shared(redis: RedisConnection | None) -> list[FeedbackEntry]:
+        return read(redis)
 
     if settings.redis_url:
         entries = _reading(settings, read_shared)
@@ -144,8 +148,8 @@ def usage(
 
     settings = settings_or_exit()
 
-    async def read(link: RedisLink | None) -> list[UsageRow] | list[AskedQuestion]:
-        store = usage_store(settings, link)
+    async def read(redis: RedisConnection | None) -> list[UsageRow] | list[AskedQuestion]:
+        store = usage_store(settings, redis)
         try:
             if questions is not None:
                 return await store.recent(questions)

@@ -29,8 +29,8 @@ from adapters.http.signin_limit import LocalSignInLimiter, SignInLimiter, SignIn
 from adapters.http.signin_limit_redis import RedisSignInLimiter
 from adapters.http.tokens import Tokens, load_or_create_secret
 from adapters.http.turns import HttpTurns
+from agent.coordination.redis_connection import RedisConnection
 from agent.retrieval.knowledge_base import KnowledgeBase
-from agent.shared.link import RedisLink
 from bots.checks import readiness
 from bots.common import on_sigterm
 from bots.ops import ops_server
@@ -48,7 +48,7 @@ def tokens(settings: Settings) -> Tokens:
     return Tokens(secret, settings.token_days)
 
 
-def signin_limiter(settings: Settings, link: RedisLink | None) -> SignInLimiter:
+def signin_limiter(settings: Settings, redis: RedisConnection | None) -> SignInLimiter:
     policy = SignInPolicy(
         per_account=settings.signin_failures_per_account,
         per_address=settings.signin_failures_per_address,
@@ -56,7 +56,7 @@ def signin_limiter(settings: Settings, link: RedisLink | None) -> SignInLimiter:
         max_lockout_s=settings.signin_max_lockout_s,
         window_s=settings.signin_window_s,
     )
-    return LocalSignInLimiter(policy) if link is None else RedisSignInLimiter(link, policy)
+    return LocalSignInLimiter(policy) if redis is None else RedisSignInLimiter(redis, policy)
 
 
 @asynccontextmanager
@@ -78,7 +78,7 @@ async def open_http_app(
             max_history_chars=settings.http_max_history_chars,
             default_scope=settings.default_scope,
             documents=lambda: [document_row(d) for d in kb.catalog.documents()],
-            signin_limiter=signin_limiter(settings, services.link),
+            signin_limiter=signin_limiter(settings, services.redis),
             passwords=passwords,
         )
         app = create_app(ctx)
@@ -102,7 +102,7 @@ async def serve_http(
     """Serve on ``listening`` (bound by the caller, which says what to do when the port is
     taken) until SIGTERM; /readyz and /metrics on ``ops`` (TEAMRAG_OPS_PORT) only, since
     /readyz names the data folder and the back-ends."""
-    checks = readiness(settings, redis=services.link)
+    checks = readiness(settings, redis=services.redis)
     metrics = services.metrics or Metrics()
     try:
         async with (

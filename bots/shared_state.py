@@ -1,7 +1,7 @@
 """Where each piece of shared state lives: in Redis when ``REDIS_URL`` is set, else in
 this process (or a file in the data folder).
 
-One builder per piece, each taking the process's :class:`RedisLink` or None. The
+One builder per piece, each taking the process's :class:`RedisConnection` or None. The
 Redis versions fall back to their local twin while Redis is unreachable, so the
 choice made here at start-up holds for the whole run.
 
@@ -36,31 +36,31 @@ from adapters.chat.usage_redis import RedisUsageStore
 from agent.cache import AnswerCache, SqliteAnswerCache
 from agent.cache.answer_redis import RedisAnswerCache
 from agent.config import AgentConfig
-from agent.locks import FileThreadLocks, ThreadLocks
-from agent.locks_redis import RedisThreadLocks
-from agent.shared.link import RedisLink
+from agent.coordination.locks import FileThreadLocks, ThreadLocks
+from agent.coordination.locks_redis import RedisThreadLocks
+from agent.coordination.redis_connection import RedisConnection
 from bots.settings import Settings
 
 
 @asynccontextmanager
-async def open_link(settings: Settings) -> AsyncIterator[RedisLink | None]:
-    """The process's Redis link, checked at start (``RedisUnavailableError`` names the
+async def open_redis(settings: Settings) -> AsyncIterator[RedisConnection | None]:
+    """The process's Redis connection, checked at start (``RedisUnavailableError`` names the
     fix); None without ``REDIS_URL``."""
     if not settings.redis_url:
         yield None
         return
-    link = RedisLink(
+    redis = RedisConnection(
         settings.redis_url, retry_s=settings.redis_retry_s, timeout_s=settings.redis_timeout_s
     )
     try:
-        await link.check()
-        yield link
+        await redis.check()
+        yield redis
     finally:
-        await link.aclose()
+        await redis.aclose()
 
 
 def answer_cache(
-    settings: Settings, config: AgentConfig, link: RedisLink | None
+    settings: Settings, config: AgentConfig, redis: RedisConnection | None
 ) -> tuple[AnswerCache, SqliteAnswerCache]:
     """The cache the agent uses, and the SQLite file behind it (to close at the end)."""
     local = SqliteAnswerCache(
@@ -68,43 +68,43 @@ def answer_cache(
         threshold=config.cache_threshold,
         ttl_s=config.cache_ttl_s,
     )
-    if link is None:
+    if redis is None:
         return local, local
     shared = RedisAnswerCache(
-        link, local, threshold=config.cache_threshold, ttl_s=config.cache_ttl_s
+        redis, local, threshold=config.cache_threshold, ttl_s=config.cache_ttl_s
     )
     return shared, local
 
 
-def thread_locks(settings: Settings, link: RedisLink | None) -> ThreadLocks | None:
+def thread_locks(settings: Settings, redis: RedisConnection | None) -> ThreadLocks | None:
     """One run at a time per thread: across workers with Redis; across the processes of
     one machine when they share the embedded memory file; else the runner's own lock."""
-    if link is not None:
+    if redis is not None:
         # A dead worker's lease lapses no later than its queued turn is taken over, so the
         # worker taking it over does not wait on the dead one's lock.
-        return RedisThreadLocks(link, ttl_s=settings.queue_claim_s)
+        return RedisThreadLocks(redis, ttl_s=settings.queue_claim_s)
     if settings.database_url:
         return None
     return FileThreadLocks(settings.data_dir / "locks")
 
 
-def deduper(link: RedisLink | None) -> Deduper:
-    return LocalDeduper() if link is None else RedisDeduper(link)
+def deduper(redis: RedisConnection | None) -> Deduper:
+    return LocalDeduper() if redis is None else RedisDeduper(redis)
 
 
-def rate_limiter(settings: Settings, link: RedisLink | None) -> RateLimiter:
+def rate_limiter(settings: Settings, redis: RedisConnection | None) -> RateLimiter:
     per_minute = settings.rate_limit_per_minute
-    return LocalRateLimiter(per_minute) if link is None else RedisRateLimiter(link, per_minute)
+    return LocalRateLimiter(per_minute) if redis is None else RedisRateLimiter(redis, per_minute)
 
 
-def turn_queues(settings: Settings, link: RedisLink | None) -> Callable[[str], TurnQueue]:
+def turn_queues(settings: Settings, redis: RedisConnection | None) -> Callable[[str], TurnQueue]:
     """A platform's queue of accepted questions: durable in Redis, or run at once."""
 
     def queue_for(platform: str) -> TurnQueue:
-        if link is None:
+        if redis is None:
             return LocalTurnQueue()
         return RedisTurnQueue(
-            link,
+            redis,
             platform,
             claim_s=settings.queue_claim_s,
             max_attempts=settings.queue_max_attempts,
@@ -118,13 +118,15 @@ def feedback_store(settings: Settings) -> SqliteFeedbackStore:
 
 
 def shared_feedback_store(
-    settings: Settings, link: RedisLink | None
+    settings: Settings, redis: RedisConnection | None
 ) -> SqliteFeedbackStore | RedisFeedbackStore:
     """Votes from every worker and both platforms; the SQLite file while Redis is down."""
     local = feedback_store(settings)
-    return local if link is None else RedisFeedbackStore(link, local)
+    return local if redis is None else RedisFeedbackStore(redis, local)
 
 
-def usage_store(settings: Settings, link: RedisLink | None) -> SqliteUsageStore | RedisUsageStore:
+def usage_store(
+    settings: Settings, redis: RedisConnection | None
+) -> SqliteUsageStore | RedisUsageStore:
     local = SqliteUsageStore(settings.data_dir / "usage.sqlite", zone=settings.zone)
-    return local if link is None else RedisUsageStore(link, local)
+    return local if redis is None else RedisUsageStore(redis, local)

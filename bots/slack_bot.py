@@ -34,7 +34,7 @@ from adapters.slack.queued import SlackBot
 from adapters.slack.threads import SqliteThreadRecord, ThreadRecord
 from adapters.slack.threads_redis import RedisThreadRecord
 from adapters.slack.turns import PLATFORM
-from agent.shared.link import RedisLink
+from agent.coordination.redis_connection import RedisConnection
 from bots.checks import readiness
 from bots.common import BoundPorts, err, on_sigterm
 from bots.ops import healthz_route, ops_server, site_for
@@ -114,31 +114,31 @@ def build_slack_app(
         queue=services.queue_for(PLATFORM),
         streaming=StreamSupport(enabled=settings.slack_streaming),
         retry_handlers=retry_handlers(),
-        dm=dm_conversations(settings, services.link),
+        dm=dm_conversations(settings, services.redis),
     )
     secret = None if settings.slack_app_token else settings.slack_signing_secret
     return create_app(bot, client, signing_secret=secret), bot
 
 
-def dm_conversations(settings: Settings, link: RedisLink | None) -> Conversations:
+def dm_conversations(settings: Settings, redis: RedisConnection | None) -> Conversations:
     """Which conversation a DM message continues: in Redis when there is one (the next
     message may reach a worker on another host), else the machine's SQLite file."""
     local = SqliteDmConversations(
         settings.data_dir / "slack_dm.sqlite", continue_s=settings.dm_continue_s
     )
-    if link is None:
+    if redis is None:
         return local
-    return RedisDmConversations(link, local, continue_s=settings.dm_continue_s)
+    return RedisDmConversations(redis, local, continue_s=settings.dm_continue_s)
 
 
 def thread_record(settings: Settings) -> SqliteThreadRecord:
     return SqliteThreadRecord(settings.data_dir / "slack_threads.sqlite")
 
 
-def shared_threads(local: SqliteThreadRecord, link: RedisLink | None) -> ThreadRecord:
+def shared_threads(local: SqliteThreadRecord, redis: RedisConnection | None) -> ThreadRecord:
     """The threads the bot answers in, known to every worker through Redis; the
     machine's own record (``local``) while Redis is away."""
-    return local if link is None else RedisThreadRecord(link, local)
+    return local if redis is None else RedisThreadRecord(redis, local)
 
 
 async def start_http(
@@ -175,8 +175,8 @@ async def serve_slack(
     ``TEAMRAG_OPS_PORT`` are bound here)."""
     ports = ports or BoundPorts()
     local_threads = thread_record(settings)
-    threads = shared_threads(local_threads, services.link)
-    checks = readiness(settings, redis=services.link)
+    threads = shared_threads(local_threads, services.redis)
+    checks = readiness(settings, redis=services.redis)
     metrics = services.metrics or Metrics()
     stop = asyncio.Event()
     with on_sigterm(stop.set):

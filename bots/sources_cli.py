@@ -37,23 +37,23 @@ AllowPrivateOption = Annotated[
 
 @contextmanager
 def sync_engine(settings: Settings) -> Iterator[SourceSync]:
-    from agent.shared.link import RedisLink
+    from agent.coordination.redis_connection import RedisConnection
     from agent.sources.store import SourceStoreError
     from bots.sources_wiring import open_source_sync
 
-    link = (
-        RedisLink(settings.redis_url, retry_s=settings.redis_retry_s)
+    redis = (
+        RedisConnection(settings.redis_url, retry_s=settings.redis_retry_s)
         if settings.redis_url
         else None
     )
     try:
-        with knowledge_base(settings) as kb, open_source_sync(settings, kb, link) as sync:
+        with knowledge_base(settings) as kb, open_source_sync(settings, kb, redis) as sync:
             yield sync
     except SourceStoreError as exc:
         raise fail(str(exc)) from None
     finally:
-        if link is not None:
-            link.sync_client.close()  # the asyncio client never connected in a command
+        if redis is not None:
+            redis.sync_client.close()  # the asyncio client never connected in a command
 
 
 def default_name(kind: str, target: str) -> str:

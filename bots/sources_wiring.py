@@ -14,8 +14,8 @@ import logging
 import os
 from collections.abc import AsyncIterator, Iterator
 
+from agent.coordination.redis_connection import RedisConnection
 from agent.retrieval.knowledge_base import KnowledgeBase
-from agent.shared.link import RedisLink
 from agent.sources import store
 from agent.sources.locks import FileSyncLock, SyncLock
 from agent.sources.locks_redis import RedisSyncLock
@@ -62,12 +62,12 @@ def has_sources(settings: Settings) -> bool:
 
 @contextlib.contextmanager
 def open_source_sync(
-    settings: Settings, kb: KnowledgeBase, link: RedisLink | None = None
+    settings: Settings, kb: KnowledgeBase, redis: RedisConnection | None = None
 ) -> Iterator[SourceSync]:
     """The sync engine; changed and deleted documents leave the answer caches (the
-    process's SQLite cache file, and Redis's when ``link`` is given)."""
+    process's SQLite cache file, and Redis's when ``redis`` is given)."""
     sources = open_source_store(settings)
-    cache, cache_file = answer_cache(settings, agent_config(settings), link)
+    cache, cache_file = answer_cache(settings, agent_config(settings), redis)
 
     def forget(doc_ids: list[str]) -> None:
         cache.invalidate_documents(doc_ids)
@@ -88,7 +88,7 @@ def open_source_sync(
         sources.close()
 
 
-def sync_lock(settings: Settings, link: RedisLink | None) -> SyncLock:
+def sync_lock(settings: Settings, redis: RedisConnection | None) -> SyncLock:
     """One sync of a source at a time among the processes that share its store: every
     host (a Postgres advisory lock) when the sources are in Postgres; with Redis, every
     worker that shares it; else the processes sharing this data folder (a file lock)."""
@@ -97,13 +97,13 @@ def sync_lock(settings: Settings, link: RedisLink | None) -> SyncLock:
 
         return PostgresSyncLock(settings.database_url, settings.catalog_schema)
     local = FileSyncLock(settings.data_dir / "locks")
-    return local if link is None else RedisSyncLock(link, local)
+    return local if redis is None else RedisSyncLock(redis, local)
 
 
 async def _schedule(
     settings: Settings,
     kb: KnowledgeBase,
-    link: RedisLink | None,
+    redis: RedisConnection | None,
     stop: asyncio.Event,
     idle_poll_s: float,
 ) -> None:
@@ -116,10 +116,10 @@ async def _schedule(
             if stop.is_set():
                 return
         with contextlib.ExitStack() as stack:
-            opened = open_source_sync(settings, kb, link)
+            opened = open_source_sync(settings, kb, redis)
             sync = await asyncio.to_thread(stack.enter_context, opened)
             try:
-                await SourceScheduler(sync, lock=sync_lock(settings, link)).run(stop)
+                await SourceScheduler(sync, lock=sync_lock(settings, redis)).run(stop)
             finally:
                 await asyncio.to_thread(stack.close)
     except Exception:  # the bot keeps answering; `teamrag sync` still works
@@ -130,7 +130,7 @@ async def _schedule(
 async def running_sources(
     settings: Settings,
     kb: KnowledgeBase,
-    link: RedisLink | None = None,
+    redis: RedisConnection | None = None,
     *,
     idle_poll_s: float = IDLE_POLL_S,
 ) -> AsyncIterator[asyncio.Task[None] | None]:
@@ -144,7 +144,7 @@ async def running_sources(
         return
     stop = asyncio.Event()
     task = asyncio.create_task(
-        _schedule(settings, kb, link, stop, idle_poll_s), name="teamrag-sources"
+        _schedule(settings, kb, redis, stop, idle_poll_s), name="teamrag-sources"
     )
     try:
         yield task

@@ -78,20 +78,20 @@ async def _sync_all(
 ) -> list[SyncOutcome | None]:
     """Each source under the lock the bots' scheduler takes (``None``: another process
     holds it), so a manual sync never overlaps a bot's."""
-    from agent.shared.link import RedisLink
+    from agent.coordination.redis_connection import RedisConnection
     from bots.sources_wiring import sync_lock
 
-    link = (
-        RedisLink(settings.redis_url, retry_s=settings.redis_retry_s)
+    redis = (
+        RedisConnection(settings.redis_url, retry_s=settings.redis_retry_s)
         if settings.redis_url
         else None
     )
-    lock = sync_lock(settings, link)
+    lock = sync_lock(settings, redis)
     try:
         return [await _sync_one(sync, lock, name) for name in names]
     finally:
-        if link is not None:
-            await link.aclose()
+        if redis is not None:
+            await redis.aclose()
 
 
 async def _sync_one(sync: SourceSync, lock: SyncLock, name: str) -> SyncOutcome | None:

@@ -16,15 +16,15 @@ from adapters.chat.metrics import Metrics
 from adapters.chat.observe import observed
 from adapters.chat.services import ChatServices, learner
 from agent.config import AgentConfig, Features
+from agent.coordination.redis_connection import RedisConnection
 from agent.deps import Deps
-from agent.duckduckgo import DuckDuckGoSearch
 from agent.graph import build_graph
-from agent.llm import LLMs, openai_llms
+from agent.llm.calls import LLMs, openai_llms
 from agent.memory.backends import open_checkpointer, open_store
 from agent.retrieval.knowledge_base import KnowledgeBase
 from agent.runner import Runner
-from agent.shared.link import RedisLink
-from agent.websearch import TavilySearch
+from agent.websearch.duckduckgo import DuckDuckGoSearch
+from agent.websearch.tavily import TavilySearch
 from bots.parts import build_embedder as build_embedder
 from bots.parts import build_knowledge_base as build_knowledge_base
 from bots.parts import parts_in_use as parts_in_use
@@ -32,7 +32,7 @@ from bots.settings import Settings
 from bots.shared_state import (
     answer_cache,
     deduper,
-    open_link,
+    open_redis,
     rate_limiter,
     shared_feedback_store,
     thread_locks,
@@ -75,12 +75,12 @@ def build_web_search(settings: Settings) -> TavilySearch | DuckDuckGoSearch | No
 
 @asynccontextmanager
 async def open_runner(
-    settings: Settings, kb: KnowledgeBase, link: RedisLink | None = None
+    settings: Settings, kb: KnowledgeBase, redis: RedisConnection | None = None
 ) -> AsyncIterator[Runner]:
     """The agent on the configured parts: thread memory, user memory, cache, LLM, web;
-    the cache and the thread locks shared through ``link`` when there is one."""
+    the cache and the thread locks shared through ``redis`` when there is one."""
     config = agent_config(settings)
-    cache, cache_file = answer_cache(settings, config, link)
+    cache, cache_file = answer_cache(settings, config, redis)
     web = build_web_search(settings)
     memory_file = settings.data_dir / "memory.sqlite"
     try:
@@ -97,7 +97,7 @@ async def open_runner(
                 web=web,
                 persona=settings.persona,
             )
-            locks = thread_locks(settings, link)
+            locks = thread_locks(settings, redis)
             runner = Runner(
                 build_graph(checkpointer, store),
                 deps,
@@ -130,25 +130,25 @@ async def open_chat_services(
     if rules is None:
         rules = load_channel_rules(settings.channels_file, settings.channels)
     rules = rules.with_default_scope(settings.default_scope)
-    async with open_link(settings) as link:
-        feedback = shared_feedback_store(settings, link)
-        usage = usage_store(settings, link)
+    async with open_redis(settings) as redis:
+        feedback = shared_feedback_store(settings, redis)
+        usage = usage_store(settings, redis)
         metrics = Metrics()
         try:
-            async with open_runner(settings, kb, link) as runner:
+            async with open_runner(settings, kb, redis) as runner:
                 await runner.warm_up()  # the first user should not pay for loading the encoder
                 run = observed(runner.run, [usage.record, metrics.observe])
                 try:
                     yield ChatServices(
                         run=run,
                         feedback=feedback,
-                        dedupe=deduper(link),
+                        dedupe=deduper(redis),
                         rules=rules,
                         update_interval_s=settings.chat_update_interval_s,
-                        limiter=rate_limiter(settings, link),
+                        limiter=rate_limiter(settings, redis),
                         metrics=metrics,
-                        queue_for=turn_queues(settings, link),
-                        link=link,
+                        queue_for=turn_queues(settings, redis),
+                        redis=redis,
                         usage=usage,
                         learn=learner(kb),
                         documents=kb.catalog.documents,

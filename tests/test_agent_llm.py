@@ -19,7 +19,7 @@ from agent.events import Progress, Token, Turn
 from agent.retrieval.embeddings import UniversalSentenceEncoder
 from agent.retrieval.ingest import Ingestor
 from agent.retrieval.knowledge_base import KnowledgeBase
-from agent.websearch import TavilySearch
+from agent.websearch.tavily import TavilySearch
 from tests.conftest import open_kb
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.fakes.web_search import FakeWebSearch

@@ -18,7 +18,6 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from agent import replies
 from agent.config import AgentConfig, Features
 from agent.events import Event, Final, Progress, Turn
 from agent.retrieval.embeddings import UniversalSentenceEncoder
@@ -27,6 +26,7 @@ from agent.retrieval.knowledge_base import KnowledgeBase, collection_name
 from agent.retrieval.tokenizer import words
 from agent.retrieval.vectors import VectorStore
 from agent.runner import Runner
+from agent.wording import replies
 from tests.support.agent_support import agent, collect, stages
 from tests.support.servers import chroma_server
 

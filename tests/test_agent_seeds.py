@@ -14,12 +14,12 @@ import pytest
 
 from adapters.chat.channels import load_channel_rules, under_rule
 from agent.config import AgentConfig, Features
-from agent.duckduckgo import DuckDuckGoSearch
 from agent.events import Turn
 from agent.retrieval.knowledge_base import KnowledgeBase
 from agent.tools.errors import ToolError
 from agent.tools.pages import FetchLimits, check_url, pinned, summarize_url
-from agent.websearch import WebSearchError, search_terms
+from agent.websearch.duckduckgo import DuckDuckGoSearch
+from agent.websearch.provider import WebSearchError, search_terms
 from tests.fakes.duckduckgo import FakeDuckDuckGo
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.support.agent_support import (

@@ -7,10 +7,10 @@ from collections.abc import Sequence
 
 import pytest
 
-from agent.answer_kind import asked_kind, holds_kind, without_asking
-from agent.lead import focus_terms, judge_lead
-from agent.progress import message
+from agent.answers.kind import asked_kind, holds_kind, without_asking
+from agent.answers.lead import focus_terms, judge_lead
 from agent.routing.bypass import without_pleasantries
+from agent.wording.progress import message
 
 
 @pytest.mark.parametrize(

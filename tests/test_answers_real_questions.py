@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
+from agent.answers.sentences import split_sentences
 from agent.events import Final, Turn
 from agent.retrieval.ingest import Ingestor
 from agent.retrieval.knowledge_base import KnowledgeBase
 from agent.runner import Runner
-from agent.sentences import split_sentences
 from bots.evaluation.scoring import contains_answer
 from bots.evaluation.sets import load_question_set
 from tests.conftest import open_kb

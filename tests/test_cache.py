@@ -22,11 +22,11 @@ import redis
 
 from agent.cache import AnswerCache, CachedAnswer, SqliteAnswerCache, normalize_question
 from agent.cache.answer_redis import RedisAnswerCache
+from agent.coordination.redis_connection import RedisConnection
 from agent.nodes.entry import same_subject
 from agent.retrieval.embeddings import UniversalSentenceEncoder
 from agent.retrieval.ingest import Ingestor, document_id
 from agent.retrieval.knowledge_base import KnowledgeBase
-from agent.shared.link import RedisLink
 from tests.conftest import REPO
 
 SCOPE = "slack:T123|public"
@@ -86,10 +86,10 @@ def entry_count(path: Path) -> int:
         return int(db.execute("SELECT COUNT(*) FROM entries").fetchone()[0])
 
 
-def redis_entry_count(link: RedisLink) -> int:
-    client = redis.Redis.from_url(link.url)
+def redis_entry_count(connection: RedisConnection) -> int:
+    client = redis.Redis.from_url(connection.url)
     try:
-        return sum(1 for _ in client.scan_iter(match=link.prefix + "cache:e:*"))
+        return sum(1 for _ in client.scan_iter(match=connection.prefix + "cache:e:*"))
     finally:
         client.close()
 
@@ -127,19 +127,21 @@ def backend(
     request: pytest.FixtureRequest, path: Path, tmp_path: Path, clock: FakeClock
 ) -> Iterator[CacheBackend]:
     files: list[SqliteAnswerCache] = []
-    links: list[RedisLink] = []
+    connections: list[RedisConnection] = []
     if request.param == "redis":
-        shared: RedisLink = request.getfixturevalue("redis_link")
+        shared: RedisConnection = request.getfixturevalue("redis_connection")
 
         def open_cache(
             *, threshold: float = 0.9, ttl_s: float = 86400.0, max_entries: int = 5000
         ) -> AnswerCache:
-            links.append(RedisLink(shared.url, prefix=shared.prefix, retry_s=0.2, timeout_s=0.5))
+            connections.append(
+                RedisConnection(shared.url, prefix=shared.prefix, retry_s=0.2, timeout_s=0.5)
+            )
             files.append(
                 SqliteAnswerCache(tmp_path / f"fallback-{len(files)}.sqlite3", clock=clock)
             )
             return RedisAnswerCache(
-                links[-1],
+                connections[-1],
                 files[-1],
                 threshold=threshold,
                 ttl_s=ttl_s,
@@ -163,8 +165,8 @@ def backend(
         yield CacheBackend("sqlite", open_cache, lambda: entry_count(path))
     for file in files:
         file.close()
-    for link in links:
-        link.sync_client.close()
+    for connection in connections:
+        connection.sync_client.close()
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ import pytest
 
 from adapters.chat.dedupe import Deduper, LocalDeduper
 from adapters.chat.dedupe_redis import RedisDeduper
-from agent.shared.link import RedisLink
+from agent.coordination.redis_connection import RedisConnection
 
 
 class Clock:
@@ -39,9 +39,9 @@ class DedupeBackend:
 async def backend(request: pytest.FixtureRequest) -> AsyncIterator[DedupeBackend]:
     if request.param == "redis":
         url: str = request.getfixturevalue("redis_url")
-        link = RedisLink(url, prefix=f"t{uuid.uuid4().hex[:6]}:", retry_s=0.2, timeout_s=0.5)
-        yield DedupeBackend("redis", lambda ttl_s: RedisDeduper(link, ttl_s), asyncio.sleep)
-        await link.aclose()
+        redis = RedisConnection(url, prefix=f"t{uuid.uuid4().hex[:6]}:", retry_s=0.2, timeout_s=0.5)
+        yield DedupeBackend("redis", lambda ttl_s: RedisDeduper(redis, ttl_s), asyncio.sleep)
+        await redis.aclose()
     else:
         clock = Clock()
 

@@ -11,21 +11,23 @@ import pytest
 import redis
 
 from adapters.chat.dedupe_redis import RedisDeduper
-from agent.shared.link import RedisLink
+from agent.coordination.redis_connection import RedisConnection
 from tests.support.redis_support import RedisServer
 
 
 @pytest.fixture
-async def second_link(redis_link: RedisLink) -> AsyncIterator[RedisLink]:
-    link = RedisLink(redis_link.url, prefix=redis_link.prefix, retry_s=0.2, timeout_s=0.5)
-    yield link
-    await link.aclose()
+async def second_redis(redis_connection: RedisConnection) -> AsyncIterator[RedisConnection]:
+    connection = RedisConnection(
+        redis_connection.url, prefix=redis_connection.prefix, retry_s=0.2, timeout_s=0.5
+    )
+    yield connection
+    await connection.aclose()
 
 
 async def test_two_workers_answer_one_delivery_once(
-    redis_link: RedisLink, second_link: RedisLink
+    redis_connection: RedisConnection, second_redis: RedisConnection
 ) -> None:
-    one, two = RedisDeduper(redis_link), RedisDeduper(second_link)
+    one, two = RedisDeduper(redis_connection), RedisDeduper(second_redis)
     assert await one.first("Ev1", "msg:C1:1")
     assert not await two.first("Ev1", "msg:C1:1")  # the retry reached the other worker
     assert not await two.first("Ev2", "msg:C1:1")  # a new envelope for the same message
@@ -34,9 +36,9 @@ async def test_two_workers_answer_one_delivery_once(
 
 
 async def test_concurrent_deliveries_to_both_workers_make_exactly_one_first(
-    redis_link: RedisLink, second_link: RedisLink
+    redis_connection: RedisConnection, second_redis: RedisConnection
 ) -> None:
-    one, two = RedisDeduper(redis_link), RedisDeduper(second_link)
+    one, two = RedisDeduper(redis_connection), RedisDeduper(second_redis)
     for event in range(5):
         results = await asyncio.gather(
             *(d.first(f"Ev{event}", f"msg:C{event}:{n % 3}") for n in range(10) for d in (one, two))
@@ -44,25 +46,25 @@ async def test_concurrent_deliveries_to_both_workers_make_exactly_one_first(
         assert results.count(True) == 1, results
 
 
-async def test_redis_expires_the_keys_by_itself(redis_link: RedisLink) -> None:
-    dedupe = RedisDeduper(redis_link, ttl_s=0.3)
+async def test_redis_expires_the_keys_by_itself(redis_connection: RedisConnection) -> None:
+    dedupe = RedisDeduper(redis_connection, ttl_s=0.3)
     assert await dedupe.first("Ev1")
-    client = redis.Redis.from_url(redis_link.url)
-    assert 0 < client.pttl(redis_link.key("dedupe", "Ev1")) <= 300
+    client = redis.Redis.from_url(redis_connection.url)
+    assert 0 < client.pttl(redis_connection.key("dedupe", "Ev1")) <= 300
     client.close()
 
 
 async def test_redis_down_remembers_locally_and_back_shares_again(
-    redis_server: RedisServer, redis_link: RedisLink, second_link: RedisLink
+    redis_server: RedisServer, redis_connection: RedisConnection, second_redis: RedisConnection
 ) -> None:
-    one, two = RedisDeduper(redis_link), RedisDeduper(second_link)
+    one, two = RedisDeduper(redis_connection), RedisDeduper(second_redis)
     assert await one.first("Ev0")
     redis_server.stop()
     assert not await one.first("Ev0")  # taken before the outage, by this worker
     assert await one.first("Ev1")
     assert not await one.first("Ev1")  # this worker still recognises its own retries
     redis_server.start()  # empty: it forgot Ev0 and never saw Ev1
-    await asyncio.sleep(0.25)  # the links' retry_s
+    await asyncio.sleep(0.25)  # the connections' retry_s
     assert not await one.first("Ev1")
     assert await one.first("Ev2")
     assert not await two.first("Ev2")  # shared again

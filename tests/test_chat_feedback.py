@@ -17,8 +17,8 @@ from typer.testing import CliRunner
 
 from adapters.chat.feedback import AnswerRecord, FeedbackStore, SqliteFeedbackStore
 from adapters.chat.feedback_redis import RedisFeedbackStore
+from agent.coordination.redis_connection import RedisConnection
 from agent.events import Citation, Final, Turn
-from agent.shared.link import RedisLink
 from bots.cli import app
 
 TURN = Turn(
@@ -47,15 +47,15 @@ async def open_feedback(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> AsyncIterator[OpenFeedback]:
     files: list[SqliteFeedbackStore] = []
-    links: list[RedisLink] = []
+    connections: list[RedisConnection] = []
     if request.param == "redis":
         url: str = request.getfixturevalue("redis_url")
         prefix = f"t{uuid.uuid4().hex[:6]}:"
 
         def open_store() -> FeedbackStore:
-            links.append(RedisLink(url, prefix=prefix, retry_s=0.2, timeout_s=0.5))
+            connections.append(RedisConnection(url, prefix=prefix, retry_s=0.2, timeout_s=0.5))
             files.append(SqliteFeedbackStore(tmp_path / f"worker-{len(files)}" / "feedback.sqlite"))
-            return RedisFeedbackStore(links[-1], files[-1])
+            return RedisFeedbackStore(connections[-1], files[-1])
     else:
 
         def open_store() -> FeedbackStore:
@@ -65,8 +65,8 @@ async def open_feedback(
     yield open_store
     for file in files:
         file.close()
-    for link in links:
-        await link.aclose()
+    for redis in connections:
+        await redis.aclose()
 
 
 @pytest.fixture

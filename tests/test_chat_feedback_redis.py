@@ -11,15 +11,15 @@ from pathlib import Path
 
 from adapters.chat.feedback import AnswerRecord, SqliteFeedbackStore
 from adapters.chat.feedback_redis import RedisFeedbackStore
-from agent.shared.link import RedisLink
+from agent.coordination.redis_connection import RedisConnection
 from tests.support.redis_support import RedisServer
 from tests.test_chat_feedback import FINAL, TURN
 
 
 @asynccontextmanager
-async def worker(link: RedisLink, folder: Path) -> AsyncIterator[RedisFeedbackStore]:
+async def worker(redis: RedisConnection, folder: Path) -> AsyncIterator[RedisFeedbackStore]:
     """One worker's store: its own connection and fallback file, the shared Redis."""
-    own = RedisLink(link.url, prefix=link.prefix, retry_s=0.2, timeout_s=0.5)
+    own = RedisConnection(redis.url, prefix=redis.prefix, retry_s=0.2, timeout_s=0.5)
     store = RedisFeedbackStore(own, SqliteFeedbackStore(folder / "feedback.sqlite"))
     try:
         yield store
@@ -28,20 +28,28 @@ async def worker(link: RedisLink, folder: Path) -> AsyncIterator[RedisFeedbackSt
         await own.aclose()
 
 
-async def test_records_keep_long(redis_link: RedisLink, tmp_path: Path) -> None:
-    async with worker(redis_link, tmp_path) as store:
+async def test_records_keep_long(redis_connection: RedisConnection, tmp_path: Path) -> None:
+    async with worker(redis_connection, tmp_path) as store:
         unvoted = await store.remember(AnswerRecord.of(TURN, FINAL))
         voted = await store.remember(AnswerRecord.of(TURN, FINAL))
         await store.rate(voted, "U-voter", "down")
-    ttl = redis_link.client.ttl
-    assert 90 * 86400 - 5 < await ttl(redis_link.key("feedback", "answer", unvoted)) <= 90 * 86400
-    assert 400 * 86400 - 5 < await ttl(redis_link.key("feedback", "answer", voted)) <= 400 * 86400
+    ttl = redis_connection.client.ttl
+    assert (
+        90 * 86400 - 5
+        < await ttl(redis_connection.key("feedback", "answer", unvoted))
+        <= 90 * 86400
+    )
+    assert (
+        400 * 86400 - 5
+        < await ttl(redis_connection.key("feedback", "answer", voted))
+        <= 400 * 86400
+    )
 
 
 async def test_redis_down_keeps_feedback_locally_and_lists_it_when_back(
-    redis_link: RedisLink, redis_server: RedisServer, tmp_path: Path
+    redis_connection: RedisConnection, redis_server: RedisServer, tmp_path: Path
 ) -> None:
-    async with worker(redis_link, tmp_path) as store:
+    async with worker(redis_connection, tmp_path) as store:
         shared_id = await store.remember(AnswerRecord.of(TURN, FINAL))
         redis_server.stop()
         try:
@@ -52,7 +60,7 @@ async def test_redis_down_keeps_feedback_locally_and_lists_it_when_back(
             assert [e.answer.answer_id for e in store.entries("down")] == [local_id]
         finally:
             redis_server.start()
-        await asyncio.sleep(0.3)  # the link's retry_s
+        await asyncio.sleep(0.3)  # the connection's retry_s
         # The answer kept locally can still be voted on, and is listed with the shared ones.
         assert await store.rate(local_id, "U-other", "down")
         fresh = await store.remember(AnswerRecord.of(TURN, FINAL))

@@ -13,14 +13,14 @@ import pytest
 
 from adapters.chat.queue import Handler, Job, LocalTurnQueue
 from adapters.chat.queue_redis import RedisTurnQueue
-from agent.shared.link import RedisLink
+from agent.coordination.redis_connection import RedisConnection
 from tests.support.redis_support import RedisServer
 from tests.support.slack_support import until
 
 
-def _worker(link: RedisLink, **options: Any) -> RedisTurnQueue:
+def _worker(redis: RedisConnection, **options: Any) -> RedisTurnQueue:
     """Another worker on the same Redis and key prefix (its own connection and name)."""
-    other = RedisLink(link.url, prefix=link.prefix, retry_s=link.retry_s, timeout_s=0.5)
+    other = RedisConnection(redis.url, prefix=redis.prefix, retry_s=redis.retry_s, timeout_s=0.5)
     return RedisTurnQueue(other, "test", **options)
 
 
@@ -43,11 +43,13 @@ class Log:
 
 
 @pytest.fixture
-async def workers(redis_link: RedisLink) -> AsyncIterator[tuple[RedisTurnQueue, RedisTurnQueue]]:
-    a, b = _worker(redis_link, claim_s=0.6), _worker(redis_link, claim_s=0.6)
+async def workers(
+    redis_connection: RedisConnection,
+) -> AsyncIterator[tuple[RedisTurnQueue, RedisTurnQueue]]:
+    a, b = _worker(redis_connection, claim_s=0.6), _worker(redis_connection, claim_s=0.6)
     yield a, b
     for queue in (a, b):
-        await queue.link.aclose()
+        await queue.redis.aclose()
 
 
 async def test_each_job_is_answered_once_by_one_of_two_workers(
@@ -136,15 +138,15 @@ async def test_what_a_dead_worker_noted_reaches_the_worker_that_takes_its_job_ov
     async with b.serving(finish):
         await until(lambda: seen, timeout=20)
     # Leaving serving() finished the job: its notes went with its entry.
-    assert await b.link.client.exists(b._notes(entries[0])) == 0
+    assert await b.redis.client.exists(b._notes(entries[0])) == 0
     (job,) = seen
     assert (job.attempt, job.notes) == (2, {"reply_ts": "111.222", "reply_kind": "stream"})
 
 
 async def test_a_note_is_lost_quietly_when_redis_is_away_or_there_is_no_entry(
-    redis_server: RedisServer, redis_link: RedisLink
+    redis_server: RedisServer, redis_connection: RedisConnection
 ) -> None:
-    queue = RedisTurnQueue(redis_link, "test")
+    queue = RedisTurnQueue(redis_connection, "test")
     await queue.note(Job("ask", "t", {}), reply_ts="1")  # answered at once: no entry
     await LocalTurnQueue().note(Job("ask", "t", {}, id="1-1"), reply_ts="1")
     redis_server.stop()
@@ -152,14 +154,14 @@ async def test_a_note_is_lost_quietly_when_redis_is_away_or_there_is_no_entry(
         await queue.note(Job("ask", "t", {}, id="1-1"), reply_ts="1")  # no exception
     finally:
         redis_server.start()
-    assert redis_link.down
+    assert redis_connection.down
 
 
 async def test_a_job_that_failed_too_often_is_dropped_and_frees_its_thread(
-    redis_link: RedisLink,
+    redis_connection: RedisConnection,
 ) -> None:
-    dying = _worker(redis_link, claim_s=0.5, max_attempts=1, drain_s=0.1)
-    finisher = _worker(redis_link, claim_s=0.5, max_attempts=1)
+    dying = _worker(redis_connection, claim_s=0.5, max_attempts=1, drain_s=0.1)
+    finisher = _worker(redis_connection, claim_s=0.5, max_attempts=1)
     seen: list[str] = []
     started = asyncio.Event()
 
@@ -171,8 +173,8 @@ async def test_a_job_that_failed_too_often_is_dropped_and_frees_its_thread(
         seen.append(job.event_id)
 
     async with AsyncExitStack() as stack:
-        stack.push_async_callback(dying.link.aclose)
-        stack.push_async_callback(finisher.link.aclose)
+        stack.push_async_callback(dying.redis.aclose)
+        stack.push_async_callback(finisher.redis.aclose)
         async with dying.serving(hang):
             await dying.submit(Job("ask", "t", {}, event_id="poison"))
             await asyncio.wait_for(started.wait(), 10)
@@ -185,9 +187,9 @@ async def test_a_job_that_failed_too_often_is_dropped_and_frees_its_thread(
 
 
 async def test_while_redis_is_away_jobs_are_answered_at_once_and_later_durably_again(
-    redis_server: RedisServer, redis_link: RedisLink
+    redis_server: RedisServer, redis_connection: RedisConnection
 ) -> None:
-    queue = RedisTurnQueue(redis_link, "test", claim_s=0.6)
+    queue = RedisTurnQueue(redis_connection, "test", claim_s=0.6)
     seen: list[str] = []
 
     async def record(job: Job) -> None:
@@ -200,16 +202,18 @@ async def test_while_redis_is_away_jobs_are_answered_at_once_and_later_durably_a
         await queue.submit(Job("ask", "t", {}, event_id="during"))  # no exception
         await until(lambda: "during" in seen)
         redis_server.start()
-        await asyncio.sleep(redis_link.retry_s + 0.1)
+        await asyncio.sleep(redis_connection.retry_s + 0.1)
         await queue.submit(Job("ask", "t", {}, event_id="after"))
         await until(lambda: "after" in seen, timeout=20)
     assert seen == ["before", "during", "after"]
 
 
-async def test_a_stale_head_of_line_does_not_block_the_thread(redis_link: RedisLink) -> None:
-    queue = RedisTurnQueue(redis_link, "test")
+async def test_a_stale_head_of_line_does_not_block_the_thread(
+    redis_connection: RedisConnection,
+) -> None:
+    queue = RedisTurnQueue(redis_connection, "test")
     line = queue._line("t")
-    await redis_link.client.rpush(line, "1-1")  # an entry that no longer exists
+    await redis_connection.client.rpush(line, "1-1")  # an entry that no longer exists
     seen: list[str] = []
 
     async def record(job: Job) -> None:
@@ -218,7 +222,7 @@ async def test_a_stale_head_of_line_does_not_block_the_thread(redis_link: RedisL
     async with queue.serving(record):
         await queue.submit(Job("ask", "t", {}, event_id="real"))
         await until(lambda: seen == ["real"])
-    assert await redis_link.client.llen(line) == 0
+    assert await redis_connection.client.llen(line) == 0
 
 
 async def test_the_local_queue_runs_jobs_and_refuses_them_when_not_serving() -> None:
@@ -243,9 +247,14 @@ def test_a_job_survives_its_json_form() -> None:
     assert "안녕하세요" in job.to_json()  # readable in redis-cli, not \\u escapes
 
 
-async def test_stopped_workers_are_forgotten_by_the_group(redis_link: RedisLink) -> None:
+async def test_stopped_workers_are_forgotten_by_the_group(
+    redis_connection: RedisConnection,
+) -> None:
     """Each start is a new consumer name; names with nothing pending go after a while."""
-    first, second = _worker(redis_link), _worker(redis_link, forget_after_s=0.2, claim_s=0.4)
+    first, second = (
+        _worker(redis_connection),
+        _worker(redis_connection, forget_after_s=0.2, claim_s=0.4),
+    )
     seen: list[str] = []
 
     async def record(job: Job) -> None:
@@ -255,41 +264,41 @@ async def test_stopped_workers_are_forgotten_by_the_group(redis_link: RedisLink)
         await first.submit(Job("ask", "t", {}, event_id="one"))
         await until(lambda: seen == ["one"])
     key, group = second._key, second.group
-    assert first.link.worker_id in {
-        c["name"] for c in await redis_link.client.xinfo_consumers(key, group)
+    assert first.redis.worker_id in {
+        c["name"] for c in await redis_connection.client.xinfo_consumers(key, group)
     }
     async with second.serving(record):
         await asyncio.sleep(1.0)  # a few take-over rounds
-    names = {c["name"] for c in await redis_link.client.xinfo_consumers(key, group)}
-    assert first.link.worker_id not in names
+    names = {c["name"] for c in await redis_connection.client.xinfo_consumers(key, group)}
+    assert first.redis.worker_id not in names
     for queue in (first, second):
-        await queue.link.aclose()
+        await queue.redis.aclose()
 
 
 async def test_an_unreadable_entry_is_dropped_and_the_queue_goes_on(
-    redis_link: RedisLink, caplog: pytest.LogCaptureFixture
+    redis_connection: RedisConnection, caplog: pytest.LogCaptureFixture
 ) -> None:
-    queue = RedisTurnQueue(redis_link, "test")
+    queue = RedisTurnQueue(redis_connection, "test")
     seen: list[str] = []
 
     async def record(job: Job) -> None:
         seen.append(job.event_id)
 
     async with queue.serving(record):
-        await redis_link.client.xadd(queue._key, {"not": "a job"})  # an older version's, say
+        await redis_connection.client.xadd(queue._key, {"not": "a job"})  # an older version's, say
         await queue.submit(Job("ask", "t", {}, event_id="fine"))
         await until(lambda: seen == ["fine"])
         await until(lambda: "dropping unreadable queue entry" in caplog.text)
-    pending = await redis_link.client.xpending(queue._key, queue.group)
+    pending = await redis_connection.client.xpending(queue._key, queue.group)
     assert pending["pending"] == 0  # nothing left to be taken over again and again
 
 
 async def test_a_full_worker_still_takes_over_what_its_own_turns_wait_for(
-    redis_link: RedisLink,
+    redis_connection: RedisConnection,
 ) -> None:
     """The survivor's own turns wait in their threads behind the dead worker's: filling
     its slots with them must not stop it from taking those over (it would wait forever)."""
-    dead, survivor = _worker(redis_link, claim_s=0.6), _worker(redis_link, claim_s=0.6)
+    dead, survivor = _worker(redis_connection, claim_s=0.6), _worker(redis_connection, claim_s=0.6)
     survivor.concurrency = 2
     stuck = asyncio.Event()
     seen: list[str] = []
@@ -314,17 +323,17 @@ async def test_a_full_worker_still_takes_over_what_its_own_turns_wait_for(
         await until(lambda: len(seen) == 4, timeout=20)
     assert seen.index("x1") < seen.index("x2") and seen.index("y1") < seen.index("y2")
     for queue in (dead, survivor):
-        await queue.link.aclose()
+        await queue.redis.aclose()
 
 
 @pytest.mark.parametrize("where", ["same worker", "other worker"])
 async def test_a_waiting_job_starts_when_its_threads_previous_job_finishes(
-    redis_link: RedisLink, where: str
+    redis_connection: RedisConnection, where: str
 ) -> None:
     """No polling: with the periodic re-check an hour away, only the finished job's bell
     (rung in-process, or published through Redis to the other worker) can start the next."""
-    first = _worker(redis_link, recheck_s=3600, concurrency=1)
-    second = first if where == "same worker" else _worker(redis_link, recheck_s=3600)
+    first = _worker(redis_connection, recheck_s=3600, concurrency=1)
+    second = first if where == "same worker" else _worker(redis_connection, recheck_s=3600)
     if where == "same worker":
         first.concurrency = 2
     release = asyncio.Event()
@@ -346,7 +355,7 @@ async def test_a_waiting_job_starts_when_its_threads_previous_job_finishes(
         release.set()
         await until(lambda: seen == ["one", "two"], timeout=10)
     for queue in {id(q): q for q in (first, second)}.values():
-        await queue.link.aclose()
+        await queue.redis.aclose()
 
 
 async def test_a_backlog_is_shared_by_the_workers_not_taken_by_the_first_to_read(

@@ -14,7 +14,7 @@ import redis
 from adapters.chat.phrases import phrase
 from adapters.chat.ratelimit import LocalRateLimiter, refusal
 from adapters.chat.ratelimit_redis import RedisRateLimiter
-from agent.shared.link import RedisLink
+from agent.coordination.redis_connection import RedisConnection
 from tests.support.redis_support import RedisServer
 
 USER = "slack:T1:U1"
@@ -29,10 +29,12 @@ class Clock:
 
 
 @pytest.fixture
-async def second_link(redis_link: RedisLink) -> AsyncIterator[RedisLink]:
-    link = RedisLink(redis_link.url, prefix=redis_link.prefix, retry_s=0.2, timeout_s=0.5)
-    yield link
-    await link.aclose()
+async def second_redis(redis_connection: RedisConnection) -> AsyncIterator[RedisConnection]:
+    connection = RedisConnection(
+        redis_connection.url, prefix=redis_connection.prefix, retry_s=0.2, timeout_s=0.5
+    )
+    yield connection
+    await connection.aclose()
 
 
 async def test_local_window_slides_and_says_how_long_to_wait() -> None:
@@ -65,9 +67,11 @@ async def test_local_off_bad_input_and_memory() -> None:
     assert list(limiter._log) == [USER]
 
 
-async def test_two_workers_share_the_limit(redis_link: RedisLink, second_link: RedisLink) -> None:
-    one = RedisRateLimiter(redis_link, 3, window_s=0.6)
-    two = RedisRateLimiter(second_link, 3, window_s=0.6)
+async def test_two_workers_share_the_limit(
+    redis_connection: RedisConnection, second_redis: RedisConnection
+) -> None:
+    one = RedisRateLimiter(redis_connection, 3, window_s=0.6)
+    two = RedisRateLimiter(second_redis, 3, window_s=0.6)
     before_first = time.monotonic()
     assert await one.admit(USER) is None
     after_first = time.monotonic()
@@ -87,26 +91,26 @@ async def test_two_workers_share_the_limit(redis_link: RedisLink, second_link: R
 
 
 async def test_concurrent_questions_from_both_workers_admit_exactly_the_limit(
-    redis_link: RedisLink, second_link: RedisLink
+    redis_connection: RedisConnection, second_redis: RedisConnection
 ) -> None:
-    one, two = RedisRateLimiter(redis_link, 5), RedisRateLimiter(second_link, 5)
+    one, two = RedisRateLimiter(redis_connection, 5), RedisRateLimiter(second_redis, 5)
     results = await asyncio.gather(*(w.admit(USER) for _ in range(10) for w in (one, two)))
     assert sum(r is None for r in results) == 5
     assert all(r is None or 59 < r <= 60 for r in results)
 
 
-async def test_off_writes_nothing(redis_link: RedisLink) -> None:
-    limiter = RedisRateLimiter(redis_link, 0)
+async def test_off_writes_nothing(redis_connection: RedisConnection) -> None:
+    limiter = RedisRateLimiter(redis_connection, 0)
     assert all([await limiter.admit(USER) is None for _ in range(50)])
-    client = redis.Redis.from_url(redis_link.url)
+    client = redis.Redis.from_url(redis_connection.url)
     assert client.dbsize() == 0
     client.close()
 
 
 async def test_redis_down_keeps_a_local_limit_and_back_shares_again(
-    redis_server: RedisServer, redis_link: RedisLink, second_link: RedisLink
+    redis_server: RedisServer, redis_connection: RedisConnection, second_redis: RedisConnection
 ) -> None:
-    one, two = RedisRateLimiter(redis_link, 2), RedisRateLimiter(second_link, 2)
+    one, two = RedisRateLimiter(redis_connection, 2), RedisRateLimiter(second_redis, 2)
     assert await one.admit(USER) is None
     redis_server.stop()
     assert await one.admit(USER) is None  # counted locally from here on
@@ -114,7 +118,7 @@ async def test_redis_down_keeps_a_local_limit_and_back_shares_again(
     wait = await one.admit(USER)
     assert wait is not None and 59 < wait <= 60  # still limited, by this worker alone
     redis_server.start()
-    await asyncio.sleep(0.25)  # the links' retry_s
+    await asyncio.sleep(0.25)  # the connections' retry_s
     user = f"slack:T1:{uuid.uuid4().hex[:6]}"
     assert await one.admit(user) is None
     assert await two.admit(user) is None

@@ -27,8 +27,8 @@ from adapters.chat.usage import (
     user_key,
 )
 from adapters.chat.usage_redis import RedisUsageStore
+from agent.coordination.redis_connection import RedisConnection
 from agent.events import Citation, Final, Turn, Usage
-from agent.shared.link import RedisLink
 
 # 2026-11-03 23:59:30 UTC: 08:59 the next morning in Seoul, still the 3rd in UTC.
 LATE = dt.datetime(2026, 11, 3, 23, 59, 30, tzinfo=dt.UTC).timestamp()
@@ -79,16 +79,16 @@ own fallback file)."""
 @pytest.fixture(params=["sqlite", "redis"])
 async def open_usage(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[OpenUsage]:
     files: list[SqliteUsageStore] = []
-    links: list[RedisLink] = []
+    connections: list[RedisConnection] = []
     if request.param == "redis":
         url: str = request.getfixturevalue("redis_url")
         prefix = f"t{uuid.uuid4().hex[:6]}:"
 
         def open_store(clock: Callable[[], float], zone: dt.tzinfo = dt.UTC) -> UsageStore:
-            links.append(RedisLink(url, prefix=prefix, retry_s=0.2, timeout_s=0.5))
+            connections.append(RedisConnection(url, prefix=prefix, retry_s=0.2, timeout_s=0.5))
             folder = tmp_path / f"worker-{len(files)}"
             files.append(SqliteUsageStore(folder / "usage.sqlite", clock=clock, zone=zone))
-            return RedisUsageStore(links[-1], files[-1], clock=clock)
+            return RedisUsageStore(connections[-1], files[-1], clock=clock)
     else:
 
         def open_store(clock: Callable[[], float], zone: dt.tzinfo = dt.UTC) -> UsageStore:
@@ -99,8 +99,8 @@ async def open_usage(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIte
     yield open_store
     for file in files:
         file.close()
-    for link in links:
-        await link.aclose()
+    for redis in connections:
+        await redis.aclose()
 
 
 def test_a_turn_is_one_request_under_the_model_that_wrote_most() -> None:

@@ -20,9 +20,9 @@ from typing import Any
 import psycopg
 import pytest
 
-from agent import replies
 from agent.memory.backends import open_checkpointer
-from agent.progress import MESSAGES
+from agent.wording import replies
+from agent.wording.progress import MESSAGES
 from tests.fakes.openai_server import FakeOpenAI
 from tests.support.agent_support import analysis, request_text
 from tests.support.postgres_support import PG_URL, postgres_problem, postgres_reachable

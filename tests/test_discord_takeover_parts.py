@@ -34,8 +34,8 @@ from adapters.discord.queued_messages import (
 )
 from adapters.discord.turns import Place
 from agent.cache.answer_sqlite import SqliteAnswerCache
+from agent.coordination.redis_connection import RedisConnection
 from agent.retrieval.knowledge_base import KnowledgeBase
-from agent.shared.link import RedisLink
 from tests.fakes.discord_payloads import BOT_ID
 from tests.fakes.discord_rest import (
     CHANNEL_MESSAGE,
@@ -70,10 +70,10 @@ def with_part(name: str) -> Callable[[Any], bool]:
 
 @asynccontextmanager
 async def queued_bot(
-    kb: KnowledgeBase, folder: Path, link: RedisLink, llm: FakeOpenAI | None = None
+    kb: KnowledgeBase, folder: Path, redis: RedisConnection, llm: FakeOpenAI | None = None
 ) -> AsyncIterator[tuple[Bot, RedisTurnQueue]]:
     """The bot with its turns in the real Redis queue."""
-    queue = RedisTurnQueue(link, "discord", claim_s=CLAIM_S)
+    queue = RedisTurnQueue(redis, "discord", claim_s=CLAIM_S)
     async with chat_services(kb, folder, llm=llm) as services:
         services.queue_for = lambda platform: queue
         async with discord_bot(services) as bot:
@@ -119,10 +119,13 @@ def answered(bot: Bot, interaction: int) -> list[dict[str, Any]] | None:
 
 
 async def test_a_mention_whose_process_died_after_part_two_shows_each_part_once(
-    sample_kb: KnowledgeBase, tmp_path: Path, fake_llm: FakeOpenAI, redis_link: RedisLink
+    sample_kb: KnowledgeBase,
+    tmp_path: Path,
+    fake_llm: FakeOpenAI,
+    redis_connection: RedisConnection,
 ) -> None:
     script_answer(fake_llm, THREE_PARTS)
-    async with queued_bot(sample_kb, tmp_path, redis_link, fake_llm) as (bot, queue):
+    async with queued_bot(sample_kb, tmp_path, redis_connection, fake_llm) as (bot, queue):
         bot.fake.hold(CHANNEL_MESSAGE, when=with_part("C"))
         asked = await bot.fake.say(f"<@{BOT_ID}> {BACKUPS}")
         await until(lambda: bot.fake.held(CHANNEL_MESSAGE), "the third message to be sent")
@@ -141,10 +144,13 @@ async def test_a_mention_whose_process_died_after_part_two_shows_each_part_once(
 
 
 async def test_an_ask_whose_process_died_after_a_followup_shows_each_part_once(
-    sample_kb: KnowledgeBase, tmp_path: Path, fake_llm: FakeOpenAI, redis_link: RedisLink
+    sample_kb: KnowledgeBase,
+    tmp_path: Path,
+    fake_llm: FakeOpenAI,
+    redis_connection: RedisConnection,
 ) -> None:
     script_answer(fake_llm, THREE_PARTS)
-    async with queued_bot(sample_kb, tmp_path, redis_link, fake_llm) as (bot, queue):
+    async with queued_bot(sample_kb, tmp_path, redis_connection, fake_llm) as (bot, queue):
         interaction = await killed_at_the_last_followup(bot, queue, private=True)
         (followup,) = bot.fake.followups(interaction)
         answer = await until(lambda: answered(bot, interaction), "the answer taken over")
@@ -155,10 +161,13 @@ async def test_an_ask_whose_process_died_after_a_followup_shows_each_part_once(
 
 
 async def test_a_followup_a_user_deleted_is_sent_anew_before_the_rest(
-    sample_kb: KnowledgeBase, tmp_path: Path, fake_llm: FakeOpenAI, redis_link: RedisLink
+    sample_kb: KnowledgeBase,
+    tmp_path: Path,
+    fake_llm: FakeOpenAI,
+    redis_connection: RedisConnection,
 ) -> None:
     script_answer(fake_llm, THREE_PARTS)
-    async with queued_bot(sample_kb, tmp_path, redis_link, fake_llm) as (bot, queue):
+    async with queued_bot(sample_kb, tmp_path, redis_connection, fake_llm) as (bot, queue):
         interaction = await killed_at_the_last_followup(bot, queue)
         (gone,) = bot.fake.followups(interaction)
         bot.fake.delete(int(gone["id"]))
@@ -168,10 +177,13 @@ async def test_a_followup_a_user_deleted_is_sent_anew_before_the_rest(
 
 
 async def test_a_shorter_answer_deletes_the_followups_beyond_it(
-    sample_kb: KnowledgeBase, tmp_path: Path, fake_llm: FakeOpenAI, redis_link: RedisLink
+    sample_kb: KnowledgeBase,
+    tmp_path: Path,
+    fake_llm: FakeOpenAI,
+    redis_connection: RedisConnection,
 ) -> None:
     script_answer(fake_llm, THREE_PARTS)
-    async with queued_bot(sample_kb, tmp_path, redis_link, fake_llm) as (bot, queue):
+    async with queued_bot(sample_kb, tmp_path, redis_connection, fake_llm) as (bot, queue):
         interaction = await killed_at_the_last_followup(bot, queue)
         # The turn taken over is answered anew, in one message this time.
         forget_answers(tmp_path)
@@ -210,10 +222,13 @@ def mention_job(bot: Bot, asked: int, notes: dict[str, str]) -> Job:
 
 
 async def test_a_thread_message_a_user_deleted_is_sent_anew_and_the_later_parts_follow_it(
-    sample_kb: KnowledgeBase, tmp_path: Path, fake_llm: FakeOpenAI, redis_link: RedisLink
+    sample_kb: KnowledgeBase,
+    tmp_path: Path,
+    fake_llm: FakeOpenAI,
+    redis_connection: RedisConnection,
 ) -> None:
     script_answer(fake_llm, THREE_PARTS)
-    async with queued_bot(sample_kb, tmp_path, redis_link, fake_llm) as (bot, queue):
+    async with queued_bot(sample_kb, tmp_path, redis_connection, fake_llm) as (bot, queue):
         asked = bot.fake.post_as_bot(GENERAL, "(the question)", [])
         left = await left_in_a_thread(bot, asked, parts=2)
         bot.fake.delete(int(left["reply_part_1"]))  # someone deleted the second message
@@ -225,15 +240,15 @@ async def test_a_thread_message_a_user_deleted_is_sent_anew_and_the_later_parts_
     assert str(replies[0]["id"]) == left[REPLY_ID]
     deleted = [c.path.rsplit("/", 1)[-1] for c in bot.fake.calls_to(DELETE_MESSAGE)]
     assert deleted == [left["reply_part_2"]]
-    notes = await queue.link.client.hgetall(queue._notes(job.id))
+    notes = await queue.redis.client.hgetall(queue._notes(job.id))
     assert [notes["reply_part_1"], notes["reply_part_2"]] == [m["id"] for m in replies[1:]]
 
 
 async def test_a_shorter_answer_deletes_the_thread_messages_beyond_it(
-    sample_kb: KnowledgeBase, tmp_path: Path, redis_link: RedisLink
+    sample_kb: KnowledgeBase, tmp_path: Path, redis_connection: RedisConnection
 ) -> None:
     # Without an LLM the answer is one short message: the dead process's two parts go.
-    async with queued_bot(sample_kb, tmp_path, redis_link) as (bot, queue):
+    async with queued_bot(sample_kb, tmp_path, redis_connection) as (bot, queue):
         asked = bot.fake.post_as_bot(GENERAL, "(the question)", [])
         left = await left_in_a_thread(bot, asked, parts=2)
         await answer_message(bot.client.teamrag, bot.client, queue, mention_job(bot, asked, left))
@@ -249,23 +264,23 @@ async def test_notes_that_cannot_be_kept_never_stop_the_answer(
     tmp_path: Path,
     fake_llm: FakeOpenAI,
     redis_server: RedisServer,
-    redis_link: RedisLink,
+    redis_connection: RedisConnection,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     script_answer(fake_llm, THREE_PARTS)
-    async with queued_bot(sample_kb, tmp_path, redis_link, fake_llm) as (bot, _queue):
+    async with queued_bot(sample_kb, tmp_path, redis_connection, fake_llm) as (bot, _queue):
         asked = bot.fake.post_as_bot(GENERAL, "(the question)", [])
         bot.fake.new_thread(GENERAL, asked, BACKUPS, 1440)
         job = replace(mention_job(bot, asked, {}), attempt=1)
-        # Its own link, as another process would have (the bot's reader is on the other).
-        link = RedisLink(redis_link.url, prefix=redis_link.prefix, timeout_s=0.5)
+        # Its own connection, as another process would have (the bot's reader is on the other).
+        redis = RedisConnection(redis_connection.url, prefix=redis_connection.prefix, timeout_s=0.5)
         redis_server.stop()  # every note of this answer fails
         try:
-            noting = RedisTurnQueue(link, "discord")
+            noting = RedisTurnQueue(redis, "discord")
             await answer_message(bot.client.teamrag, bot.client, noting, job)
         finally:
             redis_server.start()
-            await link.aclose()
+            await redis.aclose()
     replies = bot.fake.bot_messages(asked)
     assert marks(replies) == ["A", "B", "C"] and has_feedback(replies[-1])
     assert "while noting a turn's reply" in caplog.text

@@ -16,15 +16,15 @@ from pathlib import Path
 
 import pytest
 
+from agent.answers.extractive import extractive_answer
+from agent.answers.sentences import split_sentences
 from agent.config import AgentConfig, Features
 from agent.events import Turn
-from agent.extractive import extractive_answer
 from agent.retrieval.embeddings import UniversalSentenceEncoder
 from agent.retrieval.knowledge_base import KnowledgeBase
 from agent.retrieval.loaders import load_document
 from agent.retrieval.tokenizer import tokenize
 from agent.retrieval.types import Chunk, SearchHit
-from agent.sentences import split_sentences
 from bots.evaluation.run import ask_all
 from bots.evaluation.scoring import matches_source, normalise, quoted_sentences, summarise
 from bots.evaluation.sets import load_question_set

@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from agent.answer_kind import asked_kind
+from agent.answers.kind import asked_kind
 from agent.events import Progress, Turn
-from agent.progress import message
 from agent.retrieval.embeddings import UniversalSentenceEncoder
 from agent.retrieval.knowledge_base import KnowledgeBase
 from agent.routing.counterparts import Similarity, encoder_similarity
 from agent.routing.followup import resolve
 from agent.runner import Runner
+from agent.wording.progress import message
 from tests.support.agent_support import agent, collect
 
 

@@ -10,7 +10,7 @@ import pytest
 from adapters.http.passwords import PasswordChecks, PasswordChecksBusy
 from adapters.http.signin_limit import LocalSignInLimiter, SignInPolicy
 from adapters.http.signin_limit_redis import RedisSignInLimiter
-from agent.shared.link import RedisLink
+from agent.coordination.redis_connection import RedisConnection
 
 POLICY = SignInPolicy(per_account=2, per_address=3, lockout_s=10, max_lockout_s=35, window_s=100)
 
@@ -50,11 +50,11 @@ async def test_off_means_off() -> None:
     assert await limiter.wait("minji", "10.0.0.1") is None
 
 
-async def test_the_redis_limiter_keeps_the_same_rules(redis_link: RedisLink) -> None:
+async def test_the_redis_limiter_keeps_the_same_rules(redis_connection: RedisConnection) -> None:
     policy = SignInPolicy(
         per_account=2, per_address=100, lockout_s=0.4, max_lockout_s=0.7, window_s=100
     )
-    limiter = RedisSignInLimiter(redis_link, policy)
+    limiter = RedisSignInLimiter(redis_connection, policy)
     await limiter.failed("minji", "10.0.0.1")
     assert await limiter.wait("minji", "10.0.0.1") is None
     await limiter.failed("minji", "10.0.0.1")

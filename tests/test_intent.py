@@ -17,7 +17,6 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from agent.language import detect_language
 from agent.retrieval.embeddings import UniversalSentenceEncoder, Vectors
 from agent.routing.intent import (
     PROTOTYPES,
@@ -28,6 +27,7 @@ from agent.routing.intent import (
     is_context_dependent,
     memory_command,
 )
+from agent.wording.language import detect_language
 
 EVALUATION: dict[Route, dict[str, list[str]]] = {
     "smalltalk": {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent.language import detect_language
+from agent.wording.language import detect_language
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""The chat client the agent's models use (agent/llm_client.py), on the wire.
+"""The chat client the agent's models use (agent/llm/sdk_client.py), on the wire.
 
 Requests leave through the SDK's ``extra_body`` and replies come back as plain dicts;
 what reaches the (fake) endpoint must still be the whole request langchain built, and
@@ -15,7 +15,7 @@ import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.tools import tool
 
-from agent.llm import (
+from agent.llm.calls import (
     LLMError,
     LLMs,
     _Coalesced,
@@ -25,7 +25,7 @@ from agent.llm import (
     stream_text,
     structured,
 )
-from agent.schemas import Analysis
+from agent.llm.schemas import Analysis
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.support.agent_support import analysis
 

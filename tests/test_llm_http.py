@@ -1,4 +1,4 @@
-"""The chat endpoint on the wire (agent/llm_http.py): retries as the SDK does them, errors
+"""The chat endpoint on the wire (agent/llm/endpoint.py): retries as the SDK does them, errors
 by kind, and server-sent events however the network cuts them.
 
 A scripted HTTP server answers each request with the next of its raw responses (status,
@@ -20,7 +20,7 @@ from email.utils import formatdate
 import pytest
 from aiohttp import web
 
-from agent.llm_http import ChatEndpoint, EndpointError, on_sent, retry_wait
+from agent.llm.endpoint import ChatEndpoint, EndpointError, on_sent, retry_wait
 from tests.fakes.background import BackgroundApp
 
 BODY = {"model": "fast", "messages": [{"role": "user", "content": "백업은 며칠 보관되나요?"}]}
@@ -99,12 +99,12 @@ async def test_a_429_is_retried_after_the_wait_the_endpoint_asked_for(
     busy = {"error": {"message": "slow down"}}
     server.script = [Raw.json(busy, 429, **{"Retry-After": "0.2"}), Raw.json(REPLY)]
     started = time.monotonic()
-    with caplog.at_level(logging.INFO, logger="agent.llm_http"):
+    with caplog.at_level(logging.INFO, logger="agent.llm.endpoint"):
         assert await endpoint.complete(BODY) == REPLY
     assert time.monotonic() - started >= 0.2
     assert len(server.bodies) == 2
     # Each try is a log line, as the SDK's HTTP client wrote them.
-    lines = [r.getMessage() for r in caplog.records if r.name == "agent.llm_http"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "agent.llm.endpoint"]
     assert [line.split('"')[1] for line in lines] == [
         "HTTP/1.1 429 Too Many Requests",
         "HTTP/1.1 200 OK",

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.locks import FileThreadLocks, LocalThreadLocks
+from agent.coordination.locks import FileThreadLocks, LocalThreadLocks
 
 
 async def test_local_locks_serialise_one_thread_and_not_others() -> None:
@@ -53,7 +53,7 @@ async def test_a_killed_process_does_not_keep_the_thread_locked(tmp_path: Path) 
             "-c",
             "import asyncio, sys\n"
             "from pathlib import Path\n"
-            "from agent.locks import FileThreadLocks\n"
+            "from agent.coordination.locks import FileThreadLocks\n"
             "async def main():\n"
             f"    async with FileThreadLocks(Path({str(tmp_path)!r})).hold('t'):\n"
             "        print('held', flush=True)\n"

@@ -1,4 +1,4 @@
-"""Thread locks on a real Redis shared by two "workers" (two links): order across workers,
+"""Thread locks on a real Redis shared by two "workers" (two connections): order across workers,
 expiry of a dead worker's lease, fencing of a holder whose lease was taken, and turns that
 go on while Redis is stopped and started again."""
 
@@ -15,10 +15,11 @@ from pathlib import Path
 import pytest
 import redis
 
+from agent.coordination.locks import LockLostError
+from agent.coordination.locks_redis import RedisThreadLocks
+from agent.coordination.redis_connection import RedisConnection
 from agent.events import Turn
-from agent.locks_redis import LockLostError, RedisThreadLocks
 from agent.retrieval.knowledge_base import KnowledgeBase
-from agent.shared.link import RedisLink
 from tests.conftest import REPO
 from tests.fakes.openai_server import FakeOpenAI
 from tests.support.agent_support import agent, script_answer
@@ -28,15 +29,17 @@ THREAD = "slack:T1:C1:1700000000.1"
 
 
 @pytest.fixture
-async def other_link(redis_link: RedisLink) -> AsyncIterator[RedisLink]:
+async def other_redis(redis_connection: RedisConnection) -> AsyncIterator[RedisConnection]:
     """A second worker: its own connections and worker id, the same server and prefix."""
-    link = RedisLink(redis_link.url, prefix=redis_link.prefix, retry_s=0.2, timeout_s=0.5)
-    yield link
-    await link.aclose()
+    connection = RedisConnection(
+        redis_connection.url, prefix=redis_connection.prefix, retry_s=0.2, timeout_s=0.5
+    )
+    yield connection
+    await connection.aclose()
 
 
-def raw(link: RedisLink) -> redis.Redis:
-    return redis.Redis.from_url(link.url, decode_responses=True)
+def raw(connection: RedisConnection) -> redis.Redis:
+    return redis.Redis.from_url(connection.url, decode_responses=True)
 
 
 def value(client: redis.Redis, key: str) -> str:
@@ -44,9 +47,9 @@ def value(client: redis.Redis, key: str) -> str:
 
 
 async def test_two_workers_serialise_one_thread_and_not_two(
-    redis_link: RedisLink, other_link: RedisLink
+    redis_connection: RedisConnection, other_redis: RedisConnection
 ) -> None:
-    one, two = RedisThreadLocks(redis_link), RedisThreadLocks(other_link)
+    one, two = RedisThreadLocks(redis_connection), RedisThreadLocks(other_redis)
     events: list[str] = []
 
     async def turn(locks: RedisThreadLocks, thread: str, name: str) -> None:
@@ -60,28 +63,30 @@ async def test_two_workers_serialise_one_thread_and_not_two(
     await asyncio.gather(first, turn(two, THREAD, "b"), turn(two, "slack:T1:C1:2", "c"))
     assert events.index("a-") < events.index("b+")  # b (the other worker) waited for a
     assert events.index("c+") < events.index("a-")  # another thread did not wait
-    client = raw(redis_link)
+    client = raw(redis_connection)
     assert client.exists(one.lock_key(THREAD)) == 0  # released, not left to expire
     assert int(client.get(one.fence_key(THREAD)) or 0) == 2  # one token per grant
     client.close()
 
 
-async def test_the_lease_value_names_the_worker_and_the_token(redis_link: RedisLink) -> None:
-    locks = RedisThreadLocks(redis_link)
-    client = raw(redis_link)
+async def test_the_lease_value_names_the_worker_and_the_token(
+    redis_connection: RedisConnection,
+) -> None:
+    locks = RedisThreadLocks(redis_connection)
+    client = raw(redis_connection)
     for token in (1, 2):
         async with locks.hold(THREAD):
-            assert client.get(locks.lock_key(THREAD)) == f"{redis_link.worker_id}:{token}"
+            assert client.get(locks.lock_key(THREAD)) == f"{redis_connection.worker_id}:{token}"
             ttl_ms = client.pttl(locks.lock_key(THREAD))
             assert 0 < ttl_ms <= 30_000
     client.close()
 
 
 async def test_waiters_of_one_process_queue_in_order_and_one_polls_redis(
-    redis_link: RedisLink, other_link: RedisLink
+    redis_connection: RedisConnection, other_redis: RedisConnection
 ) -> None:
-    ours, theirs = RedisThreadLocks(redis_link), RedisThreadLocks(other_link)
-    client = raw(redis_link)
+    ours, theirs = RedisThreadLocks(redis_connection), RedisThreadLocks(other_redis)
+    client = raw(redis_connection)
     order: list[int] = []
 
     async def waiter(n: int) -> None:
@@ -104,9 +109,9 @@ async def test_waiters_of_one_process_queue_in_order_and_one_polls_redis(
     assert calls < 40, calls
 
 
-async def test_a_dead_workers_lease_lapses_by_itself(redis_link: RedisLink) -> None:
-    locks = RedisThreadLocks(redis_link)
-    client = raw(redis_link)
+async def test_a_dead_workers_lease_lapses_by_itself(redis_connection: RedisConnection) -> None:
+    locks = RedisThreadLocks(redis_connection)
+    client = raw(redis_connection)
     # A worker that took the thread and crashed: its lease is never renewed.
     client.set(locks.lock_key(THREAD), "crashed:1", px=300)
     client.close()
@@ -116,27 +121,29 @@ async def test_a_dead_workers_lease_lapses_by_itself(redis_link: RedisLink) -> N
     assert 0.2 < waited < 1.0
 
 
-async def test_a_killed_worker_process_leaves_no_lock_behind(redis_link: RedisLink) -> None:
+async def test_a_killed_worker_process_leaves_no_lock_behind(
+    redis_connection: RedisConnection,
+) -> None:
     script = (
         "import asyncio, sys\n"
-        "from agent.shared.link import RedisLink\n"
-        "from agent.locks_redis import RedisThreadLocks\n"
+        "from agent.coordination.redis_connection import RedisConnection\n"
+        "from agent.coordination.locks_redis import RedisThreadLocks\n"
         "async def main():\n"
-        "    link = RedisLink(sys.argv[1], prefix=sys.argv[2])\n"
-        "    async with RedisThreadLocks(link, ttl_s=0.6).hold(sys.argv[3]):\n"
+        "    redis = RedisConnection(sys.argv[1], prefix=sys.argv[2])\n"
+        "    async with RedisThreadLocks(redis, ttl_s=0.6).hold(sys.argv[3]):\n"
         "        print('held', flush=True)\n"
         "        await asyncio.sleep(60)\n"
         "asyncio.run(main())\n"
     )
     holder = subprocess.Popen(
-        [sys.executable, "-c", script, redis_link.url, redis_link.prefix, THREAD],
+        [sys.executable, "-c", script, redis_connection.url, redis_connection.prefix, THREAD],
         stdout=subprocess.PIPE,
         text=True,
         cwd=REPO,
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
-        locks = RedisThreadLocks(redis_link)
+        locks = RedisThreadLocks(redis_connection)
         with pytest.raises(TimeoutError):  # renewed while the worker lives: we wait
             async with asyncio.timeout(0.8), locks.hold(THREAD):
                 pass
@@ -151,10 +158,10 @@ async def test_a_killed_worker_process_leaves_no_lock_behind(redis_link: RedisLi
 
 
 async def test_a_holder_whose_lease_was_taken_is_fenced_out(
-    redis_link: RedisLink, other_link: RedisLink
+    redis_connection: RedisConnection, other_redis: RedisConnection
 ) -> None:
-    stale, fresh = RedisThreadLocks(redis_link, ttl_s=0.3), RedisThreadLocks(other_link)
-    client = raw(redis_link)
+    stale, fresh = RedisThreadLocks(redis_connection, ttl_s=0.3), RedisThreadLocks(other_redis)
+    client = raw(redis_connection)
     reached_the_end = False
 
     async def stale_turn() -> None:
@@ -164,7 +171,7 @@ async def test_a_holder_whose_lease_was_taken_is_fenced_out(
             client.delete(stale.lock_key(THREAD))
             async with fresh.hold(THREAD):
                 await asyncio.sleep(0.5)  # the stale holder's renewal runs meanwhile
-                assert client.get(stale.lock_key(THREAD)) == f"{other_link.worker_id}:2"
+                assert client.get(stale.lock_key(THREAD)) == f"{other_redis.worker_id}:2"
             await asyncio.sleep(0.5)
             reached_the_end = True  # would write a stale checkpoint here
 
@@ -175,10 +182,10 @@ async def test_a_holder_whose_lease_was_taken_is_fenced_out(
 
 
 async def test_fencing_cancels_only_the_holder_and_it_can_go_on(
-    redis_link: RedisLink, other_link: RedisLink
+    redis_connection: RedisConnection, other_redis: RedisConnection
 ) -> None:
-    stale, fresh = RedisThreadLocks(redis_link, ttl_s=0.3), RedisThreadLocks(other_link)
-    client = raw(redis_link)
+    stale, fresh = RedisThreadLocks(redis_connection, ttl_s=0.3), RedisThreadLocks(other_redis)
+    client = raw(redis_connection)
     taken = asyncio.Event()
 
     async def take_over() -> None:
@@ -201,13 +208,13 @@ async def test_fencing_cancels_only_the_holder_and_it_can_go_on(
         assert await stale_turn() == "fenced"
     assert taken.is_set()
     async with asyncio.timeout(3), stale.hold(THREAD):  # later turns take it as usual
-        assert value(client, stale.lock_key(THREAD)).startswith(redis_link.worker_id)
+        assert value(client, stale.lock_key(THREAD)).startswith(redis_connection.worker_id)
     client.close()
 
 
-async def test_a_lapsed_lease_nobody_took_is_taken_back(redis_link: RedisLink) -> None:
-    locks = RedisThreadLocks(redis_link, ttl_s=0.3)
-    client = raw(redis_link)
+async def test_a_lapsed_lease_nobody_took_is_taken_back(redis_connection: RedisConnection) -> None:
+    locks = RedisThreadLocks(redis_connection, ttl_s=0.3)
+    client = raw(redis_connection)
     async with locks.hold(THREAD):
         value = client.get(locks.lock_key(THREAD))
         client.delete(locks.lock_key(THREAD))  # as after a Redis restart without data
@@ -218,9 +225,9 @@ async def test_a_lapsed_lease_nobody_took_is_taken_back(redis_link: RedisLink) -
 
 
 async def test_an_outside_cancellation_releases_and_is_not_a_lost_lock(
-    redis_link: RedisLink,
+    redis_connection: RedisConnection,
 ) -> None:
-    locks = RedisThreadLocks(redis_link, ttl_s=0.3)
+    locks = RedisThreadLocks(redis_connection, ttl_s=0.3)
 
     async def turn() -> None:
         async with locks.hold(THREAD):
@@ -231,15 +238,15 @@ async def test_an_outside_cancellation_releases_and_is_not_a_lost_lock(
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    client = raw(redis_link)
+    client = raw(redis_connection)
     assert client.exists(locks.lock_key(THREAD)) == 0
     client.close()
 
 
 async def test_a_cancelled_waiter_leaves_no_lease(
-    redis_link: RedisLink, other_link: RedisLink
+    redis_connection: RedisConnection, other_redis: RedisConnection
 ) -> None:
-    ours, theirs = RedisThreadLocks(redis_link), RedisThreadLocks(other_link)
+    ours, theirs = RedisThreadLocks(redis_connection), RedisThreadLocks(other_redis)
     async with theirs.hold(THREAD):
         with pytest.raises(TimeoutError):
             async with asyncio.timeout(0.2), ours.hold(THREAD):
@@ -250,9 +257,9 @@ async def test_a_cancelled_waiter_leaves_no_lease(
 
 
 async def test_redis_stopped_mid_hold_lets_turns_finish_and_go_on(
-    redis_server: RedisServer, redis_link: RedisLink, other_link: RedisLink
+    redis_server: RedisServer, redis_connection: RedisConnection, other_redis: RedisConnection
 ) -> None:
-    locks = RedisThreadLocks(redis_link, ttl_s=0.3)
+    locks = RedisThreadLocks(redis_connection, ttl_s=0.3)
     events: list[str] = []
 
     async def turn(name: str, hold: float) -> None:
@@ -267,12 +274,12 @@ async def test_redis_stopped_mid_hold_lets_turns_finish_and_go_on(
     async with asyncio.timeout(5):
         await asyncio.gather(first, turn("b", 0.05))  # in-process order still holds
     assert events == ["a+", "a-", "b+", "b-"]
-    assert redis_link.down
+    assert redis_connection.down
 
     # Back again (empty): after retry_s, locks are shared through Redis once more.
     redis_server.start()
     await asyncio.sleep(0.25)
-    theirs = RedisThreadLocks(other_link)
+    theirs = RedisThreadLocks(other_redis)
     async with locks.hold(THREAD):
         with pytest.raises(TimeoutError):
             async with asyncio.timeout(0.2), theirs.hold(THREAD):
@@ -282,31 +289,31 @@ async def test_redis_stopped_mid_hold_lets_turns_finish_and_go_on(
 
 
 async def test_release_after_redis_came_back_mid_hold(
-    redis_server: RedisServer, redis_link: RedisLink, other_link: RedisLink
+    redis_server: RedisServer, redis_connection: RedisConnection, other_redis: RedisConnection
 ) -> None:
-    locks, theirs = RedisThreadLocks(redis_link, ttl_s=0.3), RedisThreadLocks(other_link)
+    locks, theirs = RedisThreadLocks(redis_connection, ttl_s=0.3), RedisThreadLocks(other_redis)
     async with locks.hold(THREAD):
         redis_server.stop()
-        await asyncio.sleep(0.15)  # a renewal fails: the link goes down
+        await asyncio.sleep(0.15)  # a renewal fails: the connection goes down
         redis_server.start()
         await asyncio.sleep(0.4)  # retry_s passes; a renewal takes the lost lease back
-        client = raw(redis_link)
-        assert value(client, locks.lock_key(THREAD)).startswith(redis_link.worker_id)
+        client = raw(redis_connection)
+        assert value(client, locks.lock_key(THREAD)).startswith(redis_connection.worker_id)
         client.close()
     start = time.monotonic()
     async with asyncio.timeout(3), theirs.hold(THREAD):  # released: no wait for expiry
         assert time.monotonic() - start < 0.1
 
 
-def test_a_lease_must_expire(redis_link: RedisLink) -> None:
+def test_a_lease_must_expire(redis_connection: RedisConnection) -> None:
     with pytest.raises(ValueError, match="must expire"):
-        RedisThreadLocks(redis_link, ttl_s=0)
+        RedisThreadLocks(redis_connection, ttl_s=0)
 
 
-async def test_keys_are_per_prefix(redis_link: RedisLink) -> None:
-    other = RedisLink(redis_link.url, prefix=f"x{uuid.uuid4().hex[:4]}:")
+async def test_keys_are_per_prefix(redis_connection: RedisConnection) -> None:
+    other = RedisConnection(redis_connection.url, prefix=f"x{uuid.uuid4().hex[:4]}:")
     try:
-        a, b = RedisThreadLocks(redis_link), RedisThreadLocks(other)
+        a, b = RedisThreadLocks(redis_connection), RedisThreadLocks(other)
         async with a.hold(THREAD), asyncio.timeout(1), b.hold(THREAD):
             pass  # two deployments on one server do not block each other
     finally:
@@ -314,8 +321,8 @@ async def test_keys_are_per_prefix(redis_link: RedisLink) -> None:
 
 
 async def test_a_fenced_out_turn_ends_with_a_stated_reason_not_a_stale_write(
-    redis_link: RedisLink,
-    other_link: RedisLink,
+    redis_connection: RedisConnection,
+    other_redis: RedisConnection,
     kb: KnowledgeBase,
     fake_llm: FakeOpenAI,
     tmp_path: Path,
@@ -325,16 +332,16 @@ async def test_a_fenced_out_turn_ends_with_a_stated_reason_not_a_stale_write(
     fake_llm.latency_s = 0.6
     turn = Turn(text="When is the on-call handover?", platform="slack", thread_root="1.0")
     async with agent(kb, tmp_path, llm=fake_llm) as runner:
-        runner.locks = RedisThreadLocks(redis_link, ttl_s=0.3)
-        fresh = RedisThreadLocks(other_link)
-        client = raw(redis_link)
+        runner.locks = RedisThreadLocks(redis_connection, ttl_s=0.3)
+        fresh = RedisThreadLocks(other_redis)
+        client = raw(redis_connection)
 
         async def take_over() -> None:
             await asyncio.sleep(0.3)  # the turn holds the lock and waits on the LLM
             # Its lease "lapsed" and another worker took the thread, in one step (as the
             # acquire script does), so the stale renewal cannot take it back in between.
             token = client.incr(fresh.fence_key(turn.thread_id))
-            client.set(fresh.lock_key(turn.thread_id), f"{other_link.worker_id}:{token}", px=2000)
+            client.set(fresh.lock_key(turn.thread_id), f"{other_redis.worker_id}:{token}", px=2000)
             await asyncio.sleep(0.5)
 
         other = asyncio.create_task(take_over())

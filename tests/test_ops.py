@@ -12,9 +12,9 @@ import pytest
 from aiohttp import web
 
 from adapters.chat.metrics import Metrics
+from agent.coordination.redis_connection import RedisConnection
 from agent.events import Final, Turn, Usage
 from agent.plumbing.urls import redact_url as redact
-from agent.shared.link import RedisLink
 from bots.checks import Readiness, external_parts, readiness
 from bots.ops import healthz_route, ops_server, start_ops_server
 from bots.settings import Settings
@@ -79,9 +79,11 @@ async def test_readyz_follows_redis_down_and_back(
     http: aiohttp.ClientSession,
     serve: Any,
     redis_server: RedisServer,
-    redis_link: RedisLink,
+    redis_connection: RedisConnection,
 ) -> None:
-    checks = readiness(settings(tmp_path, REDIS_URL=redis_link.url), redis=redis_link, cache_s=0)
+    checks = readiness(
+        settings(tmp_path, REDIS_URL=redis_connection.url), redis=redis_connection, cache_s=0
+    )
     base = await serve(checks, Metrics())
     assert (await get(http, f"{base}/readyz"))[0] == 200
     redis_server.stop()
@@ -95,7 +97,7 @@ async def test_readyz_follows_redis_down_and_back(
         redis_server.start()
     assert body["ready"] is False
     (redis,) = [c for c in body["checks"] if c["part"] == "Redis"]
-    assert redis["ok"] is False and redis["where"] == redis_link.url
+    assert redis["ok"] is False and redis["where"] == redis_connection.url
     assert "unset REDIS_URL" in redis["fix"] and redis["problem"]
     assert all(c["ok"] for c in body["checks"] if c["part"] != "Redis")
     assert (await get(http, f"{base}/readyz"))[0] == 200  # back

@@ -21,8 +21,8 @@ import pytest
 from adapters.chat.queue import Job
 from adapters.chat.queue_redis import RedisTurnQueue
 from adapters.slack.turns import incoming
+from agent.coordination.redis_connection import RedisConnection
 from agent.retrieval.knowledge_base import KnowledgeBase
-from agent.shared.link import RedisLink
 from tests.fakes.discord_payloads import BOT_ID
 from tests.fakes.discord_rest import CHANNEL_MESSAGE
 from tests.fakes.openai_server import FakeOpenAI
@@ -39,14 +39,14 @@ GAVE_UP_EN = "I tried 1 times and could not answer this message"
 CLAIM_S = 2.0  # well above a busy event loop's pauses (see test_slack_takeover_parts)
 
 
-def worker_link(link: RedisLink) -> RedisLink:
+def worker_redis(redis: RedisConnection) -> RedisConnection:
     """A Redis connection of its own, as another worker process has."""
-    return RedisLink(link.url, prefix=link.prefix, retry_s=link.retry_s, timeout_s=0.5)
+    return RedisConnection(redis.url, prefix=redis.prefix, retry_s=redis.retry_s, timeout_s=0.5)
 
 
-def poison_queue(link: RedisLink, stream: str) -> RedisTurnQueue:
+def poison_queue(redis: RedisConnection, stream: str) -> RedisTurnQueue:
     # One attempt: the first worker's death is one too many, so the next worker gives up.
-    return RedisTurnQueue(link, stream, claim_s=CLAIM_S, max_attempts=1)
+    return RedisTurnQueue(redis, stream, claim_s=CLAIM_S, max_attempts=1)
 
 
 async def die(queue: RedisTurnQueue) -> None:
@@ -61,7 +61,7 @@ async def emptied(queue: RedisTurnQueue, timeout: float = 20) -> int:
     """Wait until the queue's stream holds no entry (read or not); how many it holds."""
     deadline = asyncio.get_running_loop().time() + timeout
     while True:
-        left = int(await queue.link.client.xlen(queue._key))
+        left = int(await queue.redis.client.xlen(queue._key))
         if not left or asyncio.get_running_loop().time() > deadline:
             return left
         await asyncio.sleep(0.05)
@@ -76,14 +76,16 @@ async def slack(
 
 
 @pytest.fixture
-async def workers(redis_link: RedisLink) -> AsyncIterator[tuple[RedisTurnQueue, RedisTurnQueue]]:
+async def workers(
+    redis_connection: RedisConnection,
+) -> AsyncIterator[tuple[RedisTurnQueue, RedisTurnQueue]]:
     """Two Slack workers' queues, each on a Redis connection of its own."""
-    links = [worker_link(redis_link), worker_link(redis_link)]
+    connections = [worker_redis(redis_connection), worker_redis(redis_connection)]
     try:
-        yield poison_queue(links[0], "slack"), poison_queue(links[1], "slack")
+        yield poison_queue(connections[0], "slack"), poison_queue(connections[1], "slack")
     finally:
-        for link in links:
-            await link.aclose()
+        for redis in connections:
+            await redis.aclose()
 
 
 async def stalls_and_dies(queue: RedisTurnQueue, submit: Callable[[], Awaitable[None]]) -> None:
@@ -123,10 +125,10 @@ async def test_slack_says_once_in_the_thread_why_a_poison_question_is_dropped(
 
 @asynccontextmanager
 async def discord_on_redis(
-    kb: KnowledgeBase, folder: Path, llm: FakeOpenAI, link: RedisLink
+    kb: KnowledgeBase, folder: Path, llm: FakeOpenAI, redis: RedisConnection
 ) -> AsyncIterator[tuple[Bot, RedisTurnQueue]]:
     """The Discord bot with its turns on the real Redis queue."""
-    queue = poison_queue(link, "discord")
+    queue = poison_queue(redis, "discord")
     async with chat_services(kb, folder, llm=llm) as services:
         services.queue_for = lambda platform: queue
         async with discord_bot(services) as bot:
@@ -134,9 +136,12 @@ async def discord_on_redis(
 
 
 async def test_discord_says_once_why_a_poison_mention_is_dropped(
-    sample_kb: KnowledgeBase, tmp_path: Path, fake_llm: FakeOpenAI, redis_link: RedisLink
+    sample_kb: KnowledgeBase,
+    tmp_path: Path,
+    fake_llm: FakeOpenAI,
+    redis_connection: RedisConnection,
 ) -> None:
-    async with discord_on_redis(sample_kb, tmp_path, fake_llm, redis_link) as (bot, queue):
+    async with discord_on_redis(sample_kb, tmp_path, fake_llm, redis_connection) as (bot, queue):
         # The process dies as it posts its "Thinking…": nothing of it is in the thread.
         bot.fake.hold(CHANNEL_MESSAGE)
         asked = await bot.fake.say(f"<@{BOT_ID}> How long are Postgres backups kept?")
@@ -174,9 +179,12 @@ async def test_slack_tells_a_private_ask_through_its_response_url(
 
 
 async def test_discord_tells_an_ask_in_its_interaction_response(
-    sample_kb: KnowledgeBase, tmp_path: Path, fake_llm: FakeOpenAI, redis_link: RedisLink
+    sample_kb: KnowledgeBase,
+    tmp_path: Path,
+    fake_llm: FakeOpenAI,
+    redis_connection: RedisConnection,
 ) -> None:
-    async with discord_on_redis(sample_kb, tmp_path, fake_llm, redis_link) as (bot, queue):
+    async with discord_on_redis(sample_kb, tmp_path, fake_llm, redis_connection) as (bot, queue):
         # The process dies while the model is thinking (not for long: the fake model
         # server's stop waits for the request in flight).
         fake_llm.latency_s = 3.0

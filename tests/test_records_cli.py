@@ -19,8 +19,8 @@ from adapters.chat.feedback import AnswerRecord, SqliteFeedbackStore
 from adapters.chat.feedback_redis import RedisFeedbackStore
 from adapters.chat.usage import SqliteUsageStore, UsageStore, day_of
 from adapters.chat.usage_redis import RedisUsageStore
+from agent.coordination.redis_connection import RedisConnection
 from agent.events import Citation, Final, Turn, Usage
-from agent.shared.link import RedisLink
 from bots.cli import app
 from tests.support.servers import free_port
 
@@ -138,17 +138,17 @@ def test_usage_on_an_empty_data_folder(data_dir: Path) -> None:
 
 async def _shared_records(url: str, worker_folder: Path) -> None:
     """What the bots wrote to Redis (default prefix, as the bots and the CLI use)."""
-    link = RedisLink(url)
+    redis = RedisConnection(url)
     try:
-        usage = RedisUsageStore(link, SqliteUsageStore(worker_folder / "usage.sqlite"))
+        usage = RedisUsageStore(redis, SqliteUsageStore(worker_folder / "usage.sqlite"))
         await record_usage(usage)
         usage.close()
-        feedback = RedisFeedbackStore(link, SqliteFeedbackStore(worker_folder / "fb.sqlite"))
+        feedback = RedisFeedbackStore(redis, SqliteFeedbackStore(worker_folder / "fb.sqlite"))
         answer_id = await feedback.remember(AnswerRecord.of(ASKER, RAG))
         await feedback.rate(answer_id, "U-voter", "down")
         feedback.close()
     finally:
-        await link.aclose()
+        await redis.aclose()
 
 
 def test_usage_and_feedback_read_the_shared_redis(

@@ -25,17 +25,16 @@ import pytest
 
 from adapters.chat.split import split_text
 from adapters.slack.markup import plain_question
+from agent.answers.extractive import extractive_answer
+from agent.answers.sentences import blocks, is_row, split_sentences
 from agent.cache.answer import normalize_question
-from agent.extractive import extractive_answer
 from agent.guards.input import check_input
 from agent.guards.normalize import normalise, spelled_runs, variants, visible
 from agent.guards.output import check_output
-from agent.language import detect_language
 from agent.memory.budget import count_tokens
 from agent.memory.extraction import extract_facts_locally
 from agent.memory.profile import kind_named
 from agent.nodes.compression import compress
-from agent.replies import smalltalk
 from agent.retrieval.chunking import chunk_document
 from agent.retrieval.embeddings import UniversalSentenceEncoder
 from agent.retrieval.loaders import LoadError, load_document, markdown_sections
@@ -54,7 +53,6 @@ from agent.routing.intent import (
     is_context_dependent,
     memory_command,
 )
-from agent.sentences import blocks, is_row, split_sentences
 from agent.sources.code_comments import comments_text
 from agent.sources.git import line_range
 from agent.sources.web import page_links
@@ -62,7 +60,9 @@ from agent.tools.calculator import calculate
 from agent.tools.clock import asks_for_datetime
 from agent.tools.errors import ToolError
 from agent.tools.expressions import find_expression
-from agent.websearch import search_terms, trim
+from agent.websearch.provider import search_terms, trim
+from agent.wording.language import detect_language
+from agent.wording.replies import smalltalk
 
 N = 4000
 BOUND_S = 1.0  # per call; a quadratic pattern at 4,000 chars takes well under, a cubic minutes

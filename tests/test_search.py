@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.extractive import extractive_answer
+from agent.answers.extractive import extractive_answer
 from agent.retrieval.embeddings import Vectors
 from agent.retrieval.ingest import Ingestor
 from agent.retrieval.knowledge_base import KnowledgeBase, SearchOptions

@@ -12,7 +12,7 @@ import pytest
 from adapters.slack.dm import SqliteDmConversations
 from adapters.slack.dm_redis import RedisDmConversations
 from adapters.slack.turns import Incoming
-from agent.shared.link import RedisLink
+from agent.coordination.redis_connection import RedisConnection
 
 DM = "D0DMREDIS"
 
@@ -22,23 +22,25 @@ def dm_message(ts: str, thread_ts: str | None = None) -> Incoming:
 
 
 @pytest.fixture
-async def second_link(redis_link: RedisLink) -> AsyncIterator[RedisLink]:
-    link = RedisLink(redis_link.url, prefix=redis_link.prefix, retry_s=0.2, timeout_s=0.5)
-    yield link
-    await link.aclose()
+async def second_redis(redis_connection: RedisConnection) -> AsyncIterator[RedisConnection]:
+    redis = RedisConnection(
+        redis_connection.url, prefix=redis_connection.prefix, retry_s=0.2, timeout_s=0.5
+    )
+    yield redis
+    await redis.aclose()
 
 
-def host(link: RedisLink, folder: Path, now: list[float]) -> RedisDmConversations:
+def host(redis: RedisConnection, folder: Path, now: list[float]) -> RedisDmConversations:
     """One worker on its own machine: its own SQLite file, the shared Redis."""
     local = SqliteDmConversations(folder / "slack_dm.sqlite", continue_s=1800, clock=lambda: now[0])
-    return RedisDmConversations(link, local, continue_s=1800, clock=lambda: now[0])
+    return RedisDmConversations(redis, local, continue_s=1800, clock=lambda: now[0])
 
 
 async def test_the_next_dm_message_continues_the_conversation_on_another_host(
-    redis_link: RedisLink, second_link: RedisLink, tmp_path: Path
+    redis_connection: RedisConnection, second_redis: RedisConnection, tmp_path: Path
 ) -> None:
     now = [1000.0]
-    one, two = host(redis_link, tmp_path / "a", now), host(second_link, tmp_path / "b", now)
+    one, two = host(redis_connection, tmp_path / "a", now), host(second_redis, tmp_path / "b", now)
     first = await one.place(dm_message("1.0"))
     assert first.conversation == "1.0"
     await one.active(first)  # host a answered the first message
@@ -54,10 +56,10 @@ async def test_the_next_dm_message_continues_the_conversation_on_another_host(
 
 
 async def test_starting_over_on_one_host_starts_over_on_every_host(
-    redis_link: RedisLink, second_link: RedisLink, tmp_path: Path
+    redis_connection: RedisConnection, second_redis: RedisConnection, tmp_path: Path
 ) -> None:
     now = [1000.0]
-    one, two = host(redis_link, tmp_path / "a", now), host(second_link, tmp_path / "b", now)
+    one, two = host(redis_connection, tmp_path / "a", now), host(second_redis, tmp_path / "b", now)
     await one.active(await one.place(dm_message("1.0")))
     await two.forget(dm_message("2.0"))
     assert (await one.place(dm_message("3.0"))).conversation == "3.0"

@@ -28,9 +28,9 @@ from adapters.slack.queued import ANSWER, ASK, REPLY_KIND, REPLY_TS, SlackBot
 from adapters.slack.render import final_messages
 from adapters.slack.response_url import digest
 from adapters.slack.turns import incoming
+from agent.coordination.redis_connection import RedisConnection
 from agent.events import Final
 from agent.retrieval.knowledge_base import KnowledgeBase
-from agent.shared.link import RedisLink
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_server import TEAM, FakeSlack, Message
 from tests.support.agent_support import script_answer
@@ -66,14 +66,14 @@ async def slack(
 
 
 @pytest.fixture
-async def queue(slack: SlackHarness, redis_link: RedisLink) -> RedisTurnQueue:
+async def queue(slack: SlackHarness, redis_connection: RedisConnection) -> RedisTurnQueue:
     """The bot's turns noted in a real Redis (so a test reads what it noted)."""
-    slack.bot.queue = RedisTurnQueue(redis_link, "slack")
+    slack.bot.queue = RedisTurnQueue(redis_connection, "slack")
     return slack.bot.queue
 
 
 async def noted(queue: RedisTurnQueue, job: Job) -> dict[str, str]:
-    raw = await queue.link.client.hgetall(queue._notes(job.id))
+    raw = await queue.redis.client.hgetall(queue._notes(job.id))
     return {str(k): str(v) for k, v in raw.items()}
 
 
@@ -149,11 +149,14 @@ async def test_only_the_parts_a_dead_worker_had_not_reached_are_posted_and_noted
 
 
 async def test_a_shorter_answer_deletes_the_parts_beyond_it(
-    fake_slack: FakeSlack, sample_kb: KnowledgeBase, tmp_path: Path, redis_link: RedisLink
+    fake_slack: FakeSlack,
+    sample_kb: KnowledgeBase,
+    tmp_path: Path,
+    redis_connection: RedisConnection,
 ) -> None:
     # Without an LLM the answer is one short message: the dead worker's two parts go.
     async with slack_bot(fake_slack, sample_kb, tmp_path) as slack:
-        queue = RedisTurnQueue(redis_link, "slack")
+        queue = RedisTurnQueue(redis_connection, "slack")
         slack.bot.queue = queue
         root = slack.next_ts()
         left = await left_behind(slack, root, "post", parts=2)
@@ -244,10 +247,10 @@ async def test_notes_that_cannot_be_kept_never_stop_the_answer(
     slack: SlackHarness,
     fake_slack: FakeSlack,
     redis_server: RedisServer,
-    redis_link: RedisLink,
+    redis_connection: RedisConnection,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    slack.bot.queue = RedisTurnQueue(redis_link, "slack")
+    slack.bot.queue = RedisTurnQueue(redis_connection, "slack")
     root = slack.next_ts()
     job = replace(mention_job(slack, root, {}), attempt=1)
     redis_server.stop()  # every note of this answer fails
@@ -319,17 +322,20 @@ async def test_a_different_answer_replaces_the_last_message_a_dead_worker_showed
 # --- a real worker dies on the real queue after its second message ---------------------
 
 
-def second_worker(link: RedisLink) -> RedisLink:
-    return RedisLink(link.url, prefix=link.prefix, retry_s=link.retry_s, timeout_s=0.5)
+def second_worker(redis: RedisConnection) -> RedisConnection:
+    return RedisConnection(redis.url, prefix=redis.prefix, retry_s=redis.retry_s, timeout_s=0.5)
 
 
 async def test_a_worker_dying_after_part_two_leaves_each_part_once_after_the_take_over(
-    slack: SlackHarness, fake_slack: FakeSlack, redis_link: RedisLink
+    slack: SlackHarness, fake_slack: FakeSlack, redis_connection: RedisConnection
 ) -> None:
-    links = [second_worker(redis_link), second_worker(redis_link)]
+    connections = [second_worker(redis_connection), second_worker(redis_connection)]
     # A claim time well above a busy event loop's pauses, or the first worker would take
     # its own turn over from itself.
-    a, b = (replace(slack.bot, queue=RedisTurnQueue(link, "slack", claim_s=2.0)) for link in links)
+    a, b = (
+        replace(slack.bot, queue=RedisTurnQueue(redis, "slack", claim_s=2.0))
+        for redis in connections
+    )
     root = slack.next_ts()
     message = slack.user_message(f"<@U> {BACKUPS}", thread_ts=root)
     asked = incoming({"team_id": TEAM, "event_id": "Ev9", "event": message})
@@ -344,8 +350,8 @@ async def test_a_worker_dying_after_part_two_leaves_each_part_once_after_the_tak
         async with b.serving():
             await until(lambda: fake_slack.answered(CHANNEL, root), what="the take-over")
     finally:
-        for link in links:
-            await link.aclose()
+        for redis in connections:
+            await redis.aclose()
     replies = fake_slack.replies(CHANNEL, root)
     assert marks(replies) == ["A", "B", "C"], [m.text[:40] for m in replies]
     assert replies[0].state == "stopped" and replies[-1].feedback_values()

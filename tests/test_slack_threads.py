@@ -15,7 +15,7 @@ import pytest
 
 from adapters.slack.threads import SqliteThreadRecord, ThreadRecord
 from adapters.slack.threads_redis import RedisThreadRecord
-from agent.shared.link import RedisLink
+from agent.coordination.redis_connection import RedisConnection
 
 THREAD = "T1:C1:1700000000.000100"
 
@@ -34,15 +34,15 @@ class ThreadBackend:
 @pytest.fixture(params=["sqlite", "redis"])
 async def backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[ThreadBackend]:
     files: list[SqliteThreadRecord] = []
-    links: list[RedisLink] = []
+    connections: list[RedisConnection] = []
     if request.param == "redis":
         url: str = request.getfixturevalue("redis_url")
         prefix = f"t{uuid.uuid4().hex[:6]}:"
 
         def open_redis(keep_s: float) -> ThreadRecord:
-            links.append(RedisLink(url, prefix=prefix, retry_s=0.2, timeout_s=0.5))
+            connections.append(RedisConnection(url, prefix=prefix, retry_s=0.2, timeout_s=0.5))
             files.append(SqliteThreadRecord(tmp_path / f"worker-{len(files)}.sqlite"))
-            return RedisThreadRecord(links[-1], files[-1], keep_s=keep_s)
+            return RedisThreadRecord(connections[-1], files[-1], keep_s=keep_s)
 
         yield ThreadBackend("redis", open_redis, asyncio.sleep)
     else:
@@ -60,8 +60,8 @@ async def backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterat
         yield ThreadBackend("sqlite", open_sqlite, pass_time)
     for file in files:
         file.close()
-    for link in links:
-        await link.aclose()
+    for redis in connections:
+        await redis.aclose()
 
 
 async def test_a_thread_answered_by_one_worker_is_known_to_the_other(

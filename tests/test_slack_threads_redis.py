@@ -14,17 +14,19 @@ import redis
 
 from adapters.slack.threads import SqliteThreadRecord
 from adapters.slack.threads_redis import RedisThreadRecord
-from agent.shared.link import RedisLink
+from agent.coordination.redis_connection import RedisConnection
 from tests.support.redis_support import RedisServer
 
 THREAD = "T1:C1:1700000000.000100"
 
 
 @pytest.fixture
-async def second_link(redis_link: RedisLink) -> AsyncIterator[RedisLink]:
-    link = RedisLink(redis_link.url, prefix=redis_link.prefix, retry_s=0.2, timeout_s=0.5)
-    yield link
-    await link.aclose()
+async def second_redis(redis_connection: RedisConnection) -> AsyncIterator[RedisConnection]:
+    connection = RedisConnection(
+        redis_connection.url, prefix=redis_connection.prefix, retry_s=0.2, timeout_s=0.5
+    )
+    yield connection
+    await connection.aclose()
 
 
 @pytest.fixture
@@ -42,13 +44,13 @@ def other_local(tmp_path: Path) -> Iterator[SqliteThreadRecord]:
 
 
 async def test_a_thread_is_known_through_redis_not_a_local_copy(
-    redis_link: RedisLink,
-    second_link: RedisLink,
+    redis_connection: RedisConnection,
+    second_redis: RedisConnection,
     local: SqliteThreadRecord,
     other_local: SqliteThreadRecord,
 ) -> None:
-    one = RedisThreadRecord(redis_link, local)
-    two = RedisThreadRecord(second_link, other_local)
+    one = RedisThreadRecord(redis_connection, local)
+    two = RedisThreadRecord(second_redis, other_local)
     await one.add(THREAD)
     assert await two.has(THREAD)
     assert await local.has(THREAD)  # every add goes to the worker's own record as well
@@ -56,25 +58,25 @@ async def test_a_thread_is_known_through_redis_not_a_local_copy(
 
 
 async def test_redis_expires_the_key_after_keep_s(
-    redis_link: RedisLink, local: SqliteThreadRecord
+    redis_connection: RedisConnection, local: SqliteThreadRecord
 ) -> None:
-    default = RedisThreadRecord(redis_link, local)
+    default = RedisThreadRecord(redis_connection, local)
     await default.add(THREAD)
-    client = redis.Redis.from_url(redis_link.url)
-    ttl_s = client.ttl(redis_link.key("slack-thread", THREAD))
+    client = redis.Redis.from_url(redis_connection.url)
+    ttl_s = client.ttl(redis_connection.key("slack-thread", THREAD))
     client.close()
     assert 89 * 86400 < ttl_s <= 90 * 86400
 
 
 async def test_redis_down_falls_back_to_the_workers_own_record(
     redis_server: RedisServer,
-    redis_link: RedisLink,
-    second_link: RedisLink,
+    redis_connection: RedisConnection,
+    second_redis: RedisConnection,
     local: SqliteThreadRecord,
     other_local: SqliteThreadRecord,
 ) -> None:
-    one = RedisThreadRecord(redis_link, local)
-    two = RedisThreadRecord(second_link, other_local)
+    one = RedisThreadRecord(redis_connection, local)
+    two = RedisThreadRecord(second_redis, other_local)
     await one.add(THREAD)  # before the outage: written to Redis and the local record
     redis_server.stop()
     assert await one.has(THREAD)  # the worker that answered still knows
@@ -82,6 +84,6 @@ async def test_redis_down_falls_back_to_the_workers_own_record(
     await two.add("T1:C1:during")
     assert await two.has("T1:C1:during")
     redis_server.start()
-    await asyncio.sleep(0.25)  # the links' retry_s
+    await asyncio.sleep(0.25)  # the connections' retry_s
     await two.add("T1:C1:after")
     assert await one.has("T1:C1:after")

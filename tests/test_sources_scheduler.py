@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from agent.coordination.redis_connection import RedisConnection
 from agent.retrieval.knowledge_base import KnowledgeBase
-from agent.shared.link import RedisLink
 from agent.sources.locks import FileSyncLock
 from agent.sources.locks_postgres import PostgresSyncLock
 from agent.sources.locks_redis import RedisSyncLock
@@ -85,12 +85,15 @@ async def test_the_schedule_survives_a_restart(
 
 
 async def test_a_source_another_worker_holds_is_skipped_redis(
-    kb: KnowledgeBase, tmp_path: Path, sites: tuple[FakeSite, FakeSite], redis_link: RedisLink
+    kb: KnowledgeBase,
+    tmp_path: Path,
+    sites: tuple[FakeSite, FakeSite],
+    redis_connection: RedisConnection,
 ) -> None:
     good, _ = sites
     clock = Clock()
-    lock = RedisSyncLock(redis_link, FileSyncLock(tmp_path / "locks"), ttl_s=30)
-    other_worker = RedisSyncLock(redis_link, FileSyncLock(tmp_path / "other"), ttl_s=30)
+    lock = RedisSyncLock(redis_connection, FileSyncLock(tmp_path / "locks"), ttl_s=30)
+    other_worker = RedisSyncLock(redis_connection, FileSyncLock(tmp_path / "other"), ttl_s=30)
     with source_sync(kb, tmp_path, clock=clock) as sync:
         add(sync, "good", "web", good.url + "/", every_s=600, allow_private=True)
         scheduler = SourceScheduler(sync, lock=lock, clock=clock)
@@ -100,7 +103,7 @@ async def test_a_source_another_worker_holds_is_skipped_redis(
             assert good.requests["/"] == 0
         done = await scheduler.run_due()
         assert [o.name for o in done] == ["good"]
-        assert await redis_link.client.exists(lock.key("good")) == 0  # released
+        assert await redis_connection.client.exists(lock.key("good")) == 0  # released
 
 
 async def test_a_source_another_host_holds_is_skipped_postgres(

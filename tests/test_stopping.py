@@ -11,9 +11,10 @@ import uuid
 import pytest
 
 from adapters.chat.queue import Job, LocalTurnQueue, Tasks
-from agent.locks_redis import LockLostError, RedisThreadLocks
+from agent.coordination.locks import LockLostError
+from agent.coordination.locks_redis import RedisThreadLocks
+from agent.coordination.redis_connection import RedisConnection
 from agent.plumbing.stopping import cancel_until_done, deadline
-from agent.shared.link import RedisLink
 
 THREAD = "slack:T1:C1:1700000000.9"
 
@@ -23,9 +24,9 @@ class Work:
     cancellation there, as a library call around a socket timeout can; then it keeps
     waiting in Redis, and would reach its end (a stale write) only if nobody stopped it."""
 
-    def __init__(self, link: RedisLink, *, swallow: int = 1) -> None:
-        self.link = link
-        self.key = link.key("stopping", uuid.uuid4().hex)
+    def __init__(self, redis: RedisConnection, *, swallow: int = 1) -> None:
+        self.redis = redis
+        self.key = redis.key("stopping", uuid.uuid4().hex)
         self.swallow = swallow
         self.swallowed = 0
         self.in_redis = asyncio.Event()
@@ -34,8 +35,8 @@ class Work:
     async def run(self) -> None:
         for _ in range(20):  # 6 s in all
             self.in_redis.set()
-            try:  # inside the link's 0.5 s socket timeout
-                await self.link.client.blpop([self.key], timeout=0.3)
+            try:  # inside the connection's 0.5 s socket timeout
+                await self.redis.client.blpop([self.key], timeout=0.3)
             except asyncio.CancelledError:
                 if self.swallowed >= self.swallow:
                     raise
@@ -44,9 +45,9 @@ class Work:
 
 
 async def test_a_deadline_cancels_again_when_a_redis_call_swallowed_it(
-    redis_link: RedisLink,
+    redis_connection: RedisConnection,
 ) -> None:
-    work = Work(redis_link)
+    work = Work(redis_connection)
     with pytest.raises(TimeoutError):
         async with deadline(0.2, again_every_s=0.2):
             await work.run()
@@ -57,13 +58,13 @@ async def test_a_deadline_cancels_again_when_a_redis_call_swallowed_it(
 
 
 async def test_a_body_that_swallowed_the_deadline_and_ended_is_still_a_timeout(
-    redis_link: RedisLink,
+    redis_connection: RedisConnection,
 ) -> None:
-    work = Work(redis_link)
+    work = Work(redis_connection)
 
     async def swallow_then_return() -> None:
         try:
-            await redis_link.client.blpop([work.key], timeout=0.3)
+            await redis_connection.client.blpop([work.key], timeout=0.3)
         except asyncio.CancelledError:
             return  # as if the answer were complete
 
@@ -73,9 +74,9 @@ async def test_a_body_that_swallowed_the_deadline_and_ended_is_still_a_timeout(
 
 
 async def test_an_outside_cancellation_inside_a_deadline_stays_a_cancellation(
-    redis_link: RedisLink,
+    redis_connection: RedisConnection,
 ) -> None:
-    work = Work(redis_link, swallow=0)
+    work = Work(redis_connection, swallow=0)
 
     async def turn() -> None:
         async with deadline(30):
@@ -89,15 +90,17 @@ async def test_an_outside_cancellation_inside_a_deadline_stays_a_cancellation(
 
 
 async def test_fencing_cancels_again_until_the_holder_left_its_body(
-    redis_link: RedisLink,
+    redis_connection: RedisConnection,
 ) -> None:
-    other = RedisLink(redis_link.url, prefix=redis_link.prefix, retry_s=0.2, timeout_s=2)
-    stale, fresh = RedisThreadLocks(redis_link, ttl_s=0.3), RedisThreadLocks(other)
-    work = Work(redis_link)
+    other = RedisConnection(
+        redis_connection.url, prefix=redis_connection.prefix, retry_s=0.2, timeout_s=2
+    )
+    stale, fresh = RedisThreadLocks(redis_connection, ttl_s=0.3), RedisThreadLocks(other)
+    work = Work(redis_connection)
     release = asyncio.Event()
 
     async def take_over() -> None:
-        await redis_link.client.delete(stale.lock_key(THREAD))
+        await redis_connection.client.delete(stale.lock_key(THREAD))
         async with fresh.hold(THREAD):
             await release.wait()
 
@@ -114,8 +117,8 @@ async def test_fencing_cancels_again_until_the_holder_left_its_body(
         await other.aclose()
 
 
-async def test_the_drain_at_shutdown_cancels_a_job_again(redis_link: RedisLink) -> None:
-    work = Work(redis_link)
+async def test_the_drain_at_shutdown_cancels_a_job_again(redis_connection: RedisConnection) -> None:
+    work = Work(redis_connection)
     queue = LocalTurnQueue(drain_s=0.1)
 
     async def handler(job: Job) -> None:
@@ -129,9 +132,9 @@ async def test_the_drain_at_shutdown_cancels_a_job_again(redis_link: RedisLink) 
 
 
 async def test_a_job_that_never_stops_is_left_after_the_give_up_time(
-    redis_link: RedisLink, caplog: pytest.LogCaptureFixture
+    redis_connection: RedisConnection, caplog: pytest.LogCaptureFixture
 ) -> None:
-    work = Work(redis_link, swallow=10**6)  # swallows every cancellation
+    work = Work(redis_connection, swallow=10**6)  # swallows every cancellation
     tasks = Tasks()
     tasks.start(work.run())
     await work.in_redis.wait()

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from adapters.chat.phrases import phrase
-from agent import progress, replies
-from agent.texts import Texts, text
+from agent.wording import progress, replies
+from agent.wording.texts import Texts, text
 
 TABLE: Texts[str] = {
     "hello": {"ko": "안녕하세요", "en": "Hello"},

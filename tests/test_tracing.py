@@ -14,10 +14,10 @@ from langsmith import run_trees
 from langsmith import utils as ls_utils
 
 from agent.events import Turn
-from agent.llm import openai_llms, stream_text, structured
-from agent.llm_direct import direct_endpoint
+from agent.llm.calls import openai_llms, stream_text, structured
+from agent.llm.direct import direct_endpoint
+from agent.llm.schemas import Analysis
 from agent.retrieval.knowledge_base import KnowledgeBase
-from agent.schemas import Analysis
 from tests.fakes.langsmith_server import FakeLangSmith
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.support.agent_support import agent, analysis, collect
@@ -104,7 +104,7 @@ async def test_without_langsmith_tracing_nothing_is_sent(
 async def test_model_calls_skip_langchains_run_machinery_only_when_nothing_traces_them(
     fake_llm: FakeOpenAI, langsmith: FakeLangSmith, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Untraced, a call goes straight to the endpoint (agent/llm_direct.py); traced, through
+    """Untraced, a call goes straight to the endpoint (agent/llm/direct.py); traced, through
     LangChain, so that it shows in the trace. The request on the wire is the same."""
     llms = openai_llms(
         fast_model="fast", chat_model="chat", base_url=fake_llm.base_url, api_key="k"

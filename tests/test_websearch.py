@@ -9,13 +9,13 @@ import httpx
 import pytest
 import pytest_asyncio
 
-from agent.websearch import (
+from agent.websearch.provider import (
     MAX_CONTENT_CHARS,
-    TavilySearch,
     WebResult,
     WebSearchError,
     WebSearchProvider,
 )
+from agent.websearch.tavily import TavilySearch
 from tests.fakes.web_search import FakeWebSearch
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import redis.asyncio as aredis
 
 from adapters.chat.dedupe import LocalDeduper
-from agent.shared.link import RedisLink
+from agent.coordination.redis_connection import RedisConnection
 
 # KEYS: the delivery's keys. ARGV: ttl ms. Checking and remembering every key in one
 # step: two workers handed the same delivery at the same moment cannot both find it
@@ -32,14 +32,14 @@ class RedisDeduper:
     outage may then be answered twice: better than not at all.
     """
 
-    def __init__(self, link: RedisLink, ttl_s: float = 3600.0) -> None:
-        self._link = link
+    def __init__(self, redis: RedisConnection, ttl_s: float = 3600.0) -> None:
+        self._redis = redis
         self._ttl_ms = max(1, int(ttl_s * 1000))
         self._local = LocalDeduper(ttl_s)
-        self._script = link.client.register_script(_FIRST)
+        self._script = redis.client.register_script(_FIRST)
 
     async def first(self, *keys: str) -> bool:
-        wanted = [self._link.key("dedupe", k) for k in dict.fromkeys(keys) if k]
+        wanted = [self._redis.key("dedupe", k) for k in dict.fromkeys(keys) if k]
         if not wanted:
             return True  # nothing to recognise a retry by: answer rather than drop
         # Looked at before, remembered only after Redis answered: concurrent calls in
@@ -52,6 +52,6 @@ class RedisDeduper:
             await self._local.first(*keys)
             return fresh and not seen_here
 
-        return await self._link.attempt(
+        return await self._redis.attempt(
             on_redis, lambda: self._local.first(*keys), what="de-duplicating an event"
         )

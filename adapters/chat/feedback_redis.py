@@ -4,7 +4,7 @@ through another, and ``teamrag feedback`` lists the votes of all of them.
 Same behaviour as :class:`adapters.chat.feedback.SqliteFeedbackStore`: one vote per
 user and answer, a changed vote replaces the earlier one, entries newest first.
 
-Layout (every key under the link's prefix):
+Layout (every key under the connection's prefix):
 
 - ``feedback:answer:ID``: the answer record (JSON). Unvoted answers expire after
   ``keep_unvoted_s`` (90 days, as in SQLite); a vote extends the answer to ``keep_s``
@@ -38,7 +38,7 @@ from adapters.chat.feedback import (
     Rating,
     SqliteFeedbackStore,
 )
-from agent.shared.link import RedisLink
+from agent.coordination.redis_connection import RedisConnection
 
 KEEP_S = 400 * 86400
 KEEP_UNVOTED_S = 90 * 86400
@@ -50,22 +50,22 @@ class RedisFeedbackStore:
 
     def __init__(
         self,
-        link: RedisLink,
+        redis: RedisConnection,
         fallback: SqliteFeedbackStore,
         *,
         keep_s: int = KEEP_S,
         keep_unvoted_s: int = KEEP_UNVOTED_S,
     ) -> None:
-        self._link = link
+        self._redis = redis
         self._fallback = fallback
         self._keep_s = keep_s
         self._keep_unvoted_s = keep_unvoted_s
 
     def _answer_key(self, answer_id: str) -> str:
-        return self._link.key("feedback", "answer", answer_id)
+        return self._redis.key("feedback", "answer", answer_id)
 
     def _votes_key(self, rating: Rating) -> str:
-        return self._link.key("feedback", "votes", rating)
+        return self._redis.key("feedback", "votes", rating)
 
     async def remember(self, record: AnswerRecord) -> str:
         async def shared(client: aredis.Redis) -> str:
@@ -76,10 +76,10 @@ class RedisFeedbackStore:
         async def locally() -> str:
             return await self._fallback.remember(record)
 
-        return await self._link.attempt(shared, locally, what="keeping an answer for feedback")
+        return await self._redis.attempt(shared, locally, what="keeping an answer for feedback")
 
     def _comments_key(self) -> str:
-        return self._link.key("feedback", "comments")
+        return self._redis.key("feedback", "comments")
 
     async def rate(self, answer_id: str, user: str, rating: Rating, comment: str = "") -> bool:
         async def shared(client: aredis.Redis) -> bool | None:
@@ -105,7 +105,7 @@ class RedisFeedbackStore:
         async def locally() -> bool | None:
             return await self._fallback.rate(answer_id, user, rating, comment)
 
-        found = await self._link.attempt(shared, locally, what="recording a vote")
+        found = await self._redis.attempt(shared, locally, what="recording a vote")
         if found is None:
             return await self._fallback.rate(answer_id, user, rating, comment)
         return found
@@ -146,11 +146,11 @@ class RedisFeedbackStore:
         def none() -> list[FeedbackEntry]:
             return []
 
-        found = self._link.attempt_sync(shared, none, what="listing feedback")
+        found = self._redis.attempt_sync(shared, none, what="listing feedback")
         found += self._fallback.entries(rating, limit)
         found.sort(key=lambda e: e.voted_at, reverse=True)
         return found[:limit]
 
     def close(self) -> None:
-        """Close the fallback; the link belongs to whoever opened it."""
+        """Close the fallback; the Redis connection belongs to whoever opened it."""
         self._fallback.close()

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from agent import texts
 from agent.events import Final
-from agent.language import detect_language
+from agent.wording import texts
+from agent.wording.language import detect_language
 
 Phrase = Literal[
     "thinking",

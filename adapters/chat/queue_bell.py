@@ -16,7 +16,7 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 
-from agent.shared.link import UNREACHABLE, RedisLink
+from agent.coordination.redis_connection import UNREACHABLE, RedisConnection
 
 log = logging.getLogger(__name__)
 
@@ -24,8 +24,8 @@ log = logging.getLogger(__name__)
 class ThreadBell:
     """Per-thread wake-ups for the jobs of this worker that wait for their turn."""
 
-    def __init__(self, link: RedisLink, channel: str, *, recheck_s: float = 1.0) -> None:
-        self.link = link
+    def __init__(self, redis: RedisConnection, channel: str, *, recheck_s: float = 1.0) -> None:
+        self.redis = redis
         self.channel = channel
         self.recheck_s = recheck_s
         self._waiting: dict[str, set[asyncio.Event]] = {}
@@ -56,23 +56,23 @@ class ThreadBell:
     async def listen(self, stop: asyncio.Event) -> None:
         """Ring for every thread another worker finished, until ``stop`` is set."""
         while not stop.is_set():
-            pubsub = self.link.client.pubsub(ignore_subscribe_messages=True)
+            pubsub = self.redis.client.pubsub(ignore_subscribe_messages=True)
             try:
                 await pubsub.subscribe(self.channel)
                 while not stop.is_set():
                     # Inside the socket timeout, so a quiet channel is not a dead server.
-                    message = await pubsub.get_message(timeout=self.link.timeout_s / 2)
+                    message = await pubsub.get_message(timeout=self.redis.timeout_s / 2)
                     if message is not None and message.get("type") == "message":
                         self.ring(str(message["data"]))
             except UNREACHABLE as exc:
                 # Waiters fall back on looking again every recheck_s meanwhile.
-                self.link.failed(exc, "listening for finished turns")
+                self.redis.failed(exc, "listening for finished turns")
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), self.link.retry_s)
+                    await asyncio.wait_for(stop.wait(), self.redis.retry_s)
             except Exception:  # a deaf listener only slows turns down; say so and retry
                 log.exception("listening for finished turns failed; trying again")
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), self.link.retry_s)
+                    await asyncio.wait_for(stop.wait(), self.redis.retry_s)
             finally:
                 with contextlib.suppress(Exception):
                     await pubsub.aclose()  # type: ignore[no-untyped-call]

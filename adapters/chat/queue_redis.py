@@ -42,8 +42,8 @@ from redis.exceptions import ResponseError
 from adapters.chat import queue_redis_scripts as scripts
 from adapters.chat.queue import Handler, Job, LocalTurnQueue, Tasks, answer
 from adapters.chat.queue_bell import ThreadBell
+from agent.coordination.redis_connection import UNREACHABLE, RedisConnection
 from agent.plumbing.log_context import bind
-from agent.shared.link import UNREACHABLE, RedisLink
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +55,7 @@ THREAD_LINE_TTL_MS = 24 * 3600 * 1000
 class RedisTurnQueue:
     """The durable queue: a Redis Stream per platform and one consumer group of workers."""
 
-    link: RedisLink
+    redis: RedisConnection
     stream: str  # e.g. "slack": one stream per platform, so each is read by its own bots
     claim_s: float = 15.0
     max_attempts: int = 3
@@ -76,28 +76,28 @@ class RedisTurnQueue:
 
     def __post_init__(self) -> None:
         self._slots = asyncio.Semaphore(self.concurrency)
-        client = self.link.client
+        client = self.redis.client
         self._submit = client.register_script(scripts.SUBMIT)
         self._may_run = client.register_script(scripts.MAY_RUN)
         self._heartbeat = client.register_script(scripts.HEARTBEAT)
         self._finish = client.register_script(scripts.FINISH)
         self._bell = ThreadBell(
-            self.link, self.link.key("queue", self.stream, "finished"), recheck_s=self.recheck_s
+            self.redis, self.redis.key("queue", self.stream, "finished"), recheck_s=self.recheck_s
         )
 
     @property
     def _key(self) -> str:
-        return self.link.key("queue", self.stream)
+        return self.redis.key("queue", self.stream)
 
     def _line(self, thread_id: str) -> str:
-        return self.link.key("queue", self.stream, "thread", thread_id)
+        return self.redis.key("queue", self.stream, "thread", thread_id)
 
     def _notes(self, entry_id: str) -> str:
-        return self.link.key("queue", self.stream, "notes", entry_id)
+        return self.redis.key("queue", self.stream, "notes", entry_id)
 
     @property
     def _consumer(self) -> str:
-        return self.link.worker_id
+        return self.redis.worker_id
 
     # --- taking work --------------------------------------------------------------------
 
@@ -112,7 +112,7 @@ class RedisTurnQueue:
         async def at_once() -> None:  # Redis unreachable: answer here, not durably
             await self._local.submit(job)
 
-        await self.link.attempt(durable, at_once, what="queueing a turn")
+        await self.redis.attempt(durable, at_once, what="queueing a turn")
 
     async def note(self, job: Job, **fields: str) -> None:
         if not job.id or not fields:  # run at once while Redis was away: nothing to note
@@ -131,7 +131,7 @@ class RedisTurnQueue:
             return None
 
         try:
-            await self.link.attempt(keep, lost, what="noting a turn's reply")
+            await self.redis.attempt(keep, lost, what="noting a turn's reply")
         except Exception:  # only a take-over's repair depends on it; the answer goes on
             log.warning("could not note %s for turn %s", sorted(fields), job.id, exc_info=True)
 
@@ -140,12 +140,12 @@ class RedisTurnQueue:
 
         async def read(client: aredis.Redis) -> dict[str, str]:
             raw = await client.hgetall(self._notes(job.id))
-            return {str(k): str(v) for k, v in raw.items()}  # the link decodes responses
+            return {str(k): str(v) for k, v in raw.items()}  # the connection decodes responses
 
         async def none() -> dict[str, str]:
             return {}
 
-        notes = await self.link.attempt(read, none, what="reading a turn's notes")
+        notes = await self.redis.attempt(read, none, what="reading a turn's notes")
         return replace(job, notes=notes)
 
     @contextlib.asynccontextmanager
@@ -181,17 +181,17 @@ class RedisTurnQueue:
                     await self._take_over(handler)
                 await self._read(handler)
             except UNREACHABLE as exc:
-                self.link.failed(exc, "reading the turn queue")
-                await asyncio.sleep(self.link.retry_s)
+                self.redis.failed(exc, "reading the turn queue")
+                await asyncio.sleep(self.redis.retry_s)
             except ResponseError as exc:
                 if "NOGROUP" in str(exc):
                     await self._ensure_group()  # Redis restarted empty
                     continue
                 log.exception("reading the turn queue failed; trying again")
-                await asyncio.sleep(self.link.retry_s)
+                await asyncio.sleep(self.redis.retry_s)
             except Exception:  # a reader that died would leave this worker deaf, silently
                 log.exception("reading the turn queue failed; trying again")
-                await asyncio.sleep(self.link.retry_s)
+                await asyncio.sleep(self.redis.retry_s)
 
     async def _ensure_group(self) -> None:
         async def create(client: aredis.Redis) -> None:
@@ -204,7 +204,7 @@ class RedisTurnQueue:
         async def later() -> None:
             return None
 
-        await self.link.attempt(create, later, what="creating the turn queue")
+        await self.redis.attempt(create, later, what="creating the turn queue")
 
     async def _read(self, handler: Handler) -> None:
         if self._free_slots() <= 0:
@@ -213,7 +213,7 @@ class RedisTurnQueue:
             # worker's own turns may be queued behind them in their threads).
             await asyncio.sleep(0.1)
             return
-        replies = await self.link.client.xreadgroup(
+        replies = await self.redis.client.xreadgroup(
             self.group,
             self._consumer,
             {self._key: ">"},
@@ -222,9 +222,9 @@ class RedisTurnQueue:
             # the whole backlog (72 of 105 turns on one of two workers under team_load.py).
             count=1,
             # Inside the socket timeout, or a quiet queue would look like a dead server.
-            block=int(self.link.timeout_s * 500),
+            block=int(self.redis.timeout_s * 500),
         )
-        self.link.worked()
+        self.redis.worked()
         for _stream, entries in cast(list[tuple[str, list[tuple[str, dict[str, str]]]]], replies):
             for entry_id, fields in entries:
                 self._start(handler, entry_id, fields, attempt=1)
@@ -234,13 +234,13 @@ class RedisTurnQueue:
         idle_ms = int(self.claim_s * 1000)
         cursor = "0-0"
         while True:  # every stalled entry, page by page: a dead worker may have held many
-            reply = await self.link.client.xautoclaim(
+            reply = await self.redis.client.xautoclaim(
                 self._key, self.group, self._consumer, idle_ms, start_id=cursor, count=64
             )
             cursor, claimed = str(reply[0]), reply[1]
             deleted = reply[2] if len(reply) > 2 else []  # Redis 7 also lists deleted entries
             for entry_id in deleted:
-                await self.link.client.xack(self._key, self.group, entry_id)
+                await self.redis.client.xack(self._key, self.group, entry_id)
             for entry_id, fields in claimed:
                 attempt = await self._deliveries(entry_id)
                 log.warning("taking over turn %s from a worker that stopped (attempt %d)",
@@ -253,14 +253,14 @@ class RedisTurnQueue:
     async def _forget_stopped_workers(self) -> None:
         """Drop the group's consumers that left nothing pending long ago (stopped workers),
         so the group does not grow by one name per restart forever."""
-        client = self.link.client
+        client = self.redis.client
         for consumer in await client.xinfo_consumers(self._key, self.group):
             stopped = consumer["name"] != self._consumer and not int(consumer["pending"])
             if stopped and int(consumer["idle"]) / 1000 >= self.forget_after_s:
                 await client.xgroup_delconsumer(self._key, self.group, consumer["name"])
 
     async def _deliveries(self, entry_id: str) -> int:
-        pending = await self.link.client.xpending_range(
+        pending = await self.redis.client.xpending_range(
             self._key, self.group, min=entry_id, max=entry_id, count=1
         )
         return int(pending[0]["times_delivered"]) if pending else 1
@@ -327,7 +327,7 @@ class RedisTurnQueue:
         does not. A cancellation alone can be lost in a Redis call's socket timeout, and
         the loop (a heartbeat, say) would then run on forever."""
         stop.set()
-        await asyncio.wait({task}, timeout=self.link.timeout_s + 1)
+        await asyncio.wait({task}, timeout=self.redis.timeout_s + 1)
         task.cancel()  # not awaited: a cancellation it lost would make this wait forever
 
     async def _wait_for_turn(self, job: Job) -> None:
@@ -339,7 +339,7 @@ class RedisTurnQueue:
                     await self._may_run(keys=[self._key, self._line(job.thread_id)], args=[job.id])
                 )
             except UNREACHABLE as exc:
-                self.link.failed(exc, "waiting for a thread's turn")
+                self.redis.failed(exc, "waiting for a thread's turn")
                 return True  # the runner's lock still keeps one run at a time per thread
 
         await self._bell.wait_until(job.thread_id, may_run)
@@ -355,7 +355,7 @@ class RedisTurnQueue:
                     keys=[self._key], args=[self.group, self._consumer, job.id]
                 )
             except UNREACHABLE as exc:
-                self.link.failed(exc, "keeping a turn claimed")
+                self.redis.failed(exc, "keeping a turn claimed")
                 continue
             if not ours:
                 log.warning("turn %s was taken over by another worker", job.id)
@@ -369,7 +369,7 @@ class RedisTurnQueue:
             # Acknowledged when Redis is back (the read loop retries), unless this worker
             # dies first: then another takes it over and answers it again, a rare
             # duplicate rather than a lost question.
-            self.link.failed(exc, "finishing a queued turn")
+            self.redis.failed(exc, "finishing a queued turn")
             self._unacked.append((entry_id, thread_id))
 
     async def _finish_entry(self, entry_id: str, thread_id: str) -> None:

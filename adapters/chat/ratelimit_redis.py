@@ -8,7 +8,7 @@ import itertools
 import redis.asyncio as aredis
 
 from adapters.chat.ratelimit import LocalRateLimiter
-from agent.shared.link import RedisLink
+from agent.coordination.redis_connection import RedisConnection
 
 # KEYS: the user's log (a sorted set of admitted times, ms). ARGV: window ms, limit,
 # a unique member. Trimming, counting and adding in one step: two workers admitting
@@ -35,11 +35,11 @@ class RedisRateLimiter:
     """The limit shared by every worker; its own :class:`LocalRateLimiter` while Redis
     is unreachable (then each worker limits on its own)."""
 
-    def __init__(self, link: RedisLink, per_minute: int, *, window_s: float = 60.0) -> None:
+    def __init__(self, redis: RedisConnection, per_minute: int, *, window_s: float = 60.0) -> None:
         self._local = LocalRateLimiter(per_minute, window_s=window_s)
-        self._link = link
+        self._redis = redis
         self._window_ms = max(1, int(window_s * 1000))
-        self._script = link.client.register_script(_ADMIT)
+        self._script = redis.client.register_script(_ADMIT)
         self._serial = itertools.count()
 
     @property
@@ -49,15 +49,15 @@ class RedisRateLimiter:
     async def admit(self, key: str) -> float | None:
         if not self.per_minute:
             return None
-        redis_key = self._link.key("rate", key)
+        redis_key = self._redis.key("rate", key)
         # Two questions in one millisecond are two entries, not one.
-        member = f"{self._link.worker_id}:{next(self._serial)}"
+        member = f"{self._redis.worker_id}:{next(self._serial)}"
         args: list[str | int] = [self._window_ms, self.per_minute, member]
 
         async def on_redis(client: aredis.Redis) -> float | None:
             wait_ms = int(await self._script(keys=[redis_key], args=args, client=client))
             return None if wait_ms < 0 else max(wait_ms, 1) / 1000
 
-        return await self._link.attempt(
+        return await self._redis.attempt(
             on_redis, lambda: self._local.admit(key), what="checking the rate limit"
         )

@@ -18,10 +18,10 @@ from adapters.chat.metrics import Metrics
 from adapters.chat.queue import LocalTurnQueue, TurnQueue
 from adapters.chat.ratelimit import LocalRateLimiter, RateLimiter
 from adapters.chat.usage import UsageStore
+from agent.coordination.redis_connection import RedisConnection
 from agent.retrieval.catalog import DocumentRecord
 from agent.retrieval.ingest import FileResult, IngestItem, Ingestor
 from agent.retrieval.knowledge_base import KnowledgeBase
-from agent.shared.link import RedisLink
 
 Learn = Callable[[IngestItem, str], FileResult]
 """Ingest one document into a scope (a file shared with the bot); blocking."""
@@ -53,7 +53,7 @@ class ChatServices:
     # The queue of accepted questions for a platform ("slack"): durable with Redis.
     queue_for: Callable[[str], TurnQueue] = _local_queue
     # The process's Redis (None: in-process state), for the bots' readiness checks.
-    link: RedisLink | None = None
+    redis: RedisConnection | None = None
     # The usage records every turn adds (for the HTTP service's usage reports).
     usage: UsageStore | None = None
     # Files shared with the bot are learned through this (None: the bot does not learn).

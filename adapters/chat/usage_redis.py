@@ -1,7 +1,7 @@
 """Usage records shared by every worker, in Redis; the counting rules are in
 :mod:`adapters.chat.usage`.
 
-Layout (every key under the link's prefix):
+Layout (every key under the connection's prefix):
 
 - ``usage:day:YYYY-MM-DD``: a hash per day (the team's time zone); field
   ``["user", "model", counter]`` (JSON, because user keys and model names both contain
@@ -50,8 +50,8 @@ from adapters.chat.usage import (
     merge,
     usage_rows,
 )
+from agent.coordination.redis_connection import RedisConnection
 from agent.events import Final, Turn
-from agent.shared.link import RedisLink
 
 _COUNTERS = ("requests", "prompt", "completion")
 
@@ -62,14 +62,14 @@ class RedisUsageStore:
 
     def __init__(
         self,
-        link: RedisLink,
+        redis: RedisConnection,
         fallback: SqliteUsageStore,
         *,
         keep_days: int = KEEP_DAYS,
         questions_per_user: int = QUESTIONS_PER_USER,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        self._link = link
+        self._redis = redis
         self._fallback = fallback
         self._keep_s = keep_days * 86400
         self._cap = questions_per_user
@@ -77,16 +77,16 @@ class RedisUsageStore:
         self._handover_due = True
 
     def _day_key(self, day: str) -> str:
-        return self._link.key("usage", "day", day)
+        return self._redis.key("usage", "day", day)
 
     def _questions_key(self, user: str) -> str:
-        return self._link.key("usage", "questions", user)
+        return self._redis.key("usage", "questions", user)
 
     async def record(self, turn: Turn, final: Final) -> None:
         now = self._clock()
         rows = usage_rows(turn, final, now, self._fallback.zone)
         pending = Pending(rows, [asked(turn, final, now)])
-        if self._handover_due and not self._link.down:
+        if self._handover_due and not self._redis.down:
             await self._hand_over()
         await self._write_or_keep(pending, what="recording usage")
 
@@ -98,7 +98,7 @@ class RedisUsageStore:
             await asyncio.to_thread(self._fallback.add, pending.rows, pending.questions)
             self._handover_due = True
 
-        await self._link.attempt(shared, locally, what=what)
+        await self._redis.attempt(shared, locally, what=what)
 
     async def _hand_over(self) -> None:
         pending = await asyncio.to_thread(self._fallback.take_pending)
@@ -141,7 +141,7 @@ class RedisUsageStore:
                 pipe.expire(key, self._keep_s)
             uncovered = {_member(q): q.asked_at for q in questions if q.covered is False}
             if uncovered:
-                key = self._link.key("usage", "uncovered")
+                key = self._redis.key("usage", "uncovered")
                 pipe.zadd(key, uncovered)
                 pipe.zremrangebyrank(key, 0, -UNCOVERED - 1)
                 pipe.expire(key, self._keep_s)
@@ -177,7 +177,7 @@ class RedisUsageStore:
         async def locally() -> list[UsageRow]:
             return await self._fallback.report(days, user)
 
-        return await self._link.attempt(shared, locally, what="reading usage")
+        return await self._redis.attempt(shared, locally, what="reading usage")
 
     async def recent(self, user: str, limit: int = QUESTIONS_PER_USER) -> list[AskedQuestion]:
         async def shared(client: aredis.Redis) -> list[AskedQuestion]:
@@ -187,21 +187,21 @@ class RedisUsageStore:
         async def locally() -> list[AskedQuestion]:
             return await self._fallback.recent(user, limit)
 
-        return await self._link.attempt(shared, locally, what="reading recent questions")
+        return await self._redis.attempt(shared, locally, what="reading recent questions")
 
     async def uncovered(self, limit: int = UNCOVERED) -> list[AskedQuestion]:
         async def shared(client: aredis.Redis) -> list[AskedQuestion]:
-            key = self._link.key("usage", "uncovered")
+            key = self._redis.key("usage", "uncovered")
             members = await client.zrevrange(key, 0, limit - 1)
             return [AskedQuestion(**json.loads(m)) for m in cast(list[str], members)]
 
         async def locally() -> list[AskedQuestion]:
             return await self._fallback.uncovered(limit)
 
-        return await self._link.attempt(shared, locally, what="reading unanswered questions")
+        return await self._redis.attempt(shared, locally, what="reading unanswered questions")
 
     def close(self) -> None:
-        """Close the fallback; the link belongs to whoever opened it."""
+        """Close the fallback; the Redis connection belongs to whoever opened it."""
         self._fallback.close()
 
 

@@ -16,7 +16,7 @@ from adapters.http.schemas import ChatRequest, ChatResponse
 from adapters.http.security import CurrentAccount, context
 from adapters.http.turns import HttpTurns, LiveTurn, TurnRefused
 from agent.events import Progress, Token
-from agent.language import detect_language
+from agent.wording.language import detect_language
 
 router = APIRouter(prefix="/api", tags=["chat"])
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import redis.asyncio as aredis
 
 from adapters.http.signin_limit import LocalSignInLimiter, SignInPolicy
-from agent.shared.link import RedisLink
+from agent.coordination.redis_connection import RedisConnection
 
 # Redis's own clock (TIME) is the one every worker shares. Each key is a hash: f = failures,
 # u = locked until (ms). It expires window_ms after the lock ends, which forgets the count.
@@ -59,16 +59,16 @@ class RedisSignInLimiter:
     """The limit shared by every worker; its own :class:`LocalSignInLimiter` while Redis is
     unreachable (then each worker limits on its own)."""
 
-    def __init__(self, link: RedisLink, policy: SignInPolicy) -> None:
+    def __init__(self, redis: RedisConnection, policy: SignInPolicy) -> None:
         self.policy = policy
         self._local = LocalSignInLimiter(policy)
-        self._link = link
-        self._wait = link.client.register_script(_WAIT)
-        self._failed = link.client.register_script(_FAILED)
+        self._redis = redis
+        self._wait = redis.client.register_script(_WAIT)
+        self._failed = redis.client.register_script(_FAILED)
 
     def _keys(self, account: str, address: str) -> tuple[list[str], list[int]]:
         limits = self.policy.limits(account, address)
-        return [self._link.key("signin", key) for key, _ in limits], [a for _, a in limits]
+        return [self._redis.key("signin", key) for key, _ in limits], [a for _, a in limits]
 
     async def wait(self, account: str, address: str) -> float | None:
         keys, _ = self._keys(account, address)
@@ -79,7 +79,7 @@ class RedisSignInLimiter:
             wait_ms = int(await self._wait(keys=keys, client=client))
             return None if wait_ms < 0 else wait_ms / 1000
 
-        return await self._link.attempt(
+        return await self._redis.attempt(
             on_redis,
             lambda: self._local.wait(account, address),
             what="checking the sign-in limit",
@@ -95,19 +95,19 @@ class RedisSignInLimiter:
         async def on_redis(client: aredis.Redis) -> None:
             await self._failed(keys=keys, args=[*args, *allowances], client=client)
 
-        await self._link.attempt(
+        await self._redis.attempt(
             on_redis,
             lambda: self._local.failed(account, address),
             what="counting a failed sign-in",
         )
 
     async def succeeded(self, account: str) -> None:
-        key = self._link.key("signin", f"account:{account}")
+        key = self._redis.key("signin", f"account:{account}")
 
         async def on_redis(client: aredis.Redis) -> None:
             await client.delete(key)
 
-        await self._link.attempt(
+        await self._redis.attempt(
             on_redis,
             lambda: self._local.succeeded(account),
             what="clearing the sign-in failures",

@@ -25,7 +25,7 @@ from adapters.http.conversations import Conversation, Message, new_id, title_of,
 from adapters.http.schemas import chat_response, source_out
 from agent.config import FeatureError, Features
 from agent.events import Event, Final, Progress, Token, Turn
-from agent.language import detect_language
+from agent.wording.language import detect_language
 
 log = logging.getLogger(__name__)
 

@@ -22,7 +22,7 @@ import redis.asyncio as aredis
 
 from adapters.slack.dm import KEEP_S, SqliteDmConversations, dm_key, is_dm
 from adapters.slack.turns import Incoming
-from agent.shared.link import RedisLink
+from agent.coordination.redis_connection import RedisConnection
 
 
 class RedisDmConversations:
@@ -30,22 +30,22 @@ class RedisDmConversations:
 
     def __init__(
         self,
-        link: RedisLink,
+        redis: RedisConnection,
         local: SqliteDmConversations,
         *,
         continue_s: float,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        self._link = link
+        self._redis = redis
         self._local = local
         self._continue_s = continue_s
         self._clock = clock
 
     def _current(self, message: Incoming) -> str:
-        return self._link.key("slack-dm", "current", dm_key(message))
+        return self._redis.key("slack-dm", "current", dm_key(message))
 
     def _thread(self, message: Incoming, thread: str) -> str:
-        return self._link.key("slack-dm", "thread", dm_key(message, thread))
+        return self._redis.key("slack-dm", "thread", dm_key(message, thread))
 
     async def place(self, message: Incoming) -> Incoming:
         if not is_dm(message):
@@ -61,7 +61,7 @@ class RedisDmConversations:
                 return replace(message, conversation=str(root))
             return replace(message, conversation=message.thread_root)  # a new one starts here
 
-        return await self._link.attempt(
+        return await self._redis.attempt(
             on_redis, lambda: self._local.place(message), what="placing a DM message"
         )
 
@@ -85,7 +85,7 @@ class RedisDmConversations:
         async def kept_locally() -> None:
             return None
 
-        await self._link.attempt(on_redis, kept_locally, what="recording a DM conversation")
+        await self._redis.attempt(on_redis, kept_locally, what="recording a DM conversation")
 
     async def forget(self, message: Incoming) -> None:
         await self._local.forget(message)
@@ -96,4 +96,4 @@ class RedisDmConversations:
         async def forgotten_locally() -> None:
             return None
 
-        await self._link.attempt(on_redis, forgotten_locally, what="starting a DM over")
+        await self._redis.attempt(on_redis, forgotten_locally, what="starting a DM over")

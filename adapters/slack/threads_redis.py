@@ -6,7 +6,7 @@ from __future__ import annotations
 import redis.asyncio as aredis
 
 from adapters.slack.threads import ThreadRecord
-from agent.shared.link import RedisLink
+from agent.coordination.redis_connection import RedisConnection
 
 
 class RedisThreadRecord:
@@ -19,9 +19,9 @@ class RedisThreadRecord:
     """
 
     def __init__(
-        self, link: RedisLink, fallback: ThreadRecord, *, keep_s: float = 90 * 86400.0
+        self, redis: RedisConnection, fallback: ThreadRecord, *, keep_s: float = 90 * 86400.0
     ) -> None:
-        self._link = link
+        self._redis = redis
         self._fallback = fallback
         self._keep_ms = max(1, int(keep_s * 1000))
 
@@ -29,17 +29,17 @@ class RedisThreadRecord:
         await self._fallback.add(key)
 
         async def on_redis(client: aredis.Redis) -> None:
-            await client.set(self._link.key("slack-thread", key), "1", px=self._keep_ms)
+            await client.set(self._redis.key("slack-thread", key), "1", px=self._keep_ms)
 
         async def nothing() -> None:
             return None  # already in the fallback
 
-        await self._link.attempt(on_redis, nothing, what="recording a bot thread")
+        await self._redis.attempt(on_redis, nothing, what="recording a bot thread")
 
     async def has(self, key: str) -> bool:
         async def on_redis(client: aredis.Redis) -> bool:
-            return bool(await client.exists(self._link.key("slack-thread", key)))
+            return bool(await client.exists(self._redis.key("slack-thread", key)))
 
-        return await self._link.attempt(
+        return await self._redis.attempt(
             on_redis, lambda: self._fallback.has(key), what="looking up a bot thread"
         )

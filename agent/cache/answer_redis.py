@@ -37,7 +37,7 @@ from agent.cache.answer import (
     outdated,
 )
 from agent.cache.index import Matrix, unit_vector
-from agent.shared.link import RedisLink
+from agent.coordination.redis_connection import RedisConnection
 
 T = TypeVar("T")
 
@@ -66,7 +66,7 @@ class RedisAnswerCache:
 
     def __init__(
         self,
-        link: RedisLink,
+        redis: RedisConnection,
         fallback: AnswerCache,
         *,
         threshold: float = 0.9,
@@ -79,14 +79,14 @@ class RedisAnswerCache:
                 f"ttl_s ({ttl_s}) and max_entries_per_scope ({max_entries_per_scope}) must be "
                 "positive; to turn the answer cache off, do not configure one"
             )
-        self._link = link
+        self._connection = redis
         self._fallback = fallback
         self.threshold = threshold
         self.ttl_s = ttl_s
         self.max_entries_per_scope = max_entries_per_scope
         self._clock = clock
-        self._base = link.key("cache", "")
-        client = link.sync_client
+        self._base = redis.key("cache", "")
+        client = redis.sync_client
         self._store_script = client.register_script(cache_scripts.STORE)
         self._drop_script = client.register_script(cache_scripts.DROP_ONE)
         self._invalidate_script = client.register_script(cache_scripts.INVALIDATE)
@@ -138,7 +138,7 @@ class RedisAnswerCache:
             0 if unit is None else unit.shape[0],
             b"" if unit is None else unit.tobytes(),
         ]
-        self._link.attempt_sync(
+        self._connection.attempt_sync(
             lambda client: self._store_script(args=args, client=client),
             lambda: self._fallback.store(
                 question, vector, scope_key, answer, sources, language, doc_versions
@@ -155,7 +155,7 @@ class RedisAnswerCache:
             def invalidate(client: redis.Redis, args: list[str] = args) -> int:
                 return int(self._invalidate_script(args=args, client=client))
 
-            removed += self._link.attempt_sync(
+            removed += self._connection.attempt_sync(
                 invalidate,
                 lambda: 0,  # stale entries are still caught by the version check at lookup
                 what="invalidating cached answers",
@@ -176,13 +176,13 @@ class RedisAnswerCache:
             if batch:
                 client.unlink(*batch)
 
-        self._link.attempt_sync(clear, lambda: None, what="clearing the answer cache")
+        self._connection.attempt_sync(clear, lambda: None, what="clearing the answer cache")
         with self._lock:
             self._scopes.clear()
 
     # -- internals --------------------------------------------------------------
     def _redis(self, operation: Callable[[redis.Redis], T], what: str) -> T:
-        return self._link.attempt_sync(operation, _gone, what=what)
+        return self._connection.attempt_sync(operation, _gone, what=what)
 
     def _lookup(
         self,

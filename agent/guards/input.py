@@ -10,7 +10,7 @@ from agent.guards.normalize import normalise, spelled_runs, variants, visible
 from agent.guards.rules import Rule
 from agent.guards.system_prompt import SYSTEM_PROMPT_EN, SYSTEM_PROMPT_KO
 from agent.guards.verdict import GuardReason, InputVerdict
-from agent.language import Language, detect_language
+from agent.wording.language import Language, detect_language
 
 __all__ = ["check_input"]
 

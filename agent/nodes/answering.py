@@ -15,19 +15,17 @@ from typing import Any, NamedTuple
 
 from langgraph.runtime import Runtime
 
-from agent import replies
+from agent.answers.extractive import ExtractiveAnswer, extractive_answer
 from agent.deps import Deps
-from agent.extractive import ExtractiveAnswer, extractive_answer
 from agent.guards import check_output
-from agent.llm import LLMError, stream_text, structured
+from agent.llm.calls import LLMError, stream_text, structured
+from agent.llm.route_models import model_for
+from agent.llm.schemas import Verdict
 from agent.memory.budget import TokenPlan, fit_texts
-from agent.models import model_for
 from agent.nodes.common import (
-    RAG_ROUTES,
     degraded,
     features_of,
     glossary_pairs,
-    hit_of,
     llm_used,
     persona_of,
     question_of,
@@ -36,11 +34,11 @@ from agent.nodes.common import (
 from agent.nodes.compression import compress_all
 from agent.nodes.judging import candidates, covered
 from agent.nodes.refine import missing_queries, stagnated
-from agent.nodes.routing import history_of
-from agent.progress import emit, report
+from agent.nodes.router import history_of
 from agent.prompts import answer_messages, verdict_messages
-from agent.schemas import Verdict
-from agent.state import AgentState, Check, PoolItem
+from agent.state import RAG_ROUTES, AgentState, Check, PoolItem, hit_of
+from agent.wording import replies
+from agent.wording.progress import emit, report
 
 _CITATION = re.compile(r"\[(\d{1,2})\]")
 
@@ -92,7 +90,7 @@ class Quoted(NamedTuple):
 async def quote(state: AgentState, deps: Deps, items: list[PoolItem]) -> Quoted:
     """The extractive answer: quoted sentences with [n] pointing into ``items``. It says
     the documents do not answer unless the sentence it leads with answers the question
-    (agent/lead.py): what the reader sees first decides, not the passages around it."""
+    (agent/answers/lead.py): what the reader sees first decides, not the passages around it."""
     if not items:
         return Quoted(replies.text("nothing_found", state["language"]), False)
     not_covered = replies.text("not_covered", state["language"])

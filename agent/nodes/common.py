@@ -1,4 +1,4 @@
-"""Small helpers every node uses: timing, usage accounting, pool items."""
+"""Small helpers every node uses: timing, usage accounting, the turn's settings."""
 
 from __future__ import annotations
 
@@ -15,11 +15,8 @@ from langgraph.runtime import Runtime
 from agent.config import AgentConfig, Features
 from agent.deps import Deps
 from agent.glossary.prompt_pairs import prompt_pairs
-from agent.retrieval.types import Chunk, SearchHit, TermPair
-from agent.state import AgentState, PoolItem
-
-# Routes answered from retrieved evidence (the others answer directly).
-RAG_ROUTES = ("knowledge", "analysis", "current_events")
+from agent.retrieval.types import TermPair
+from agent.state import AgentState
 
 Node = Callable[[AgentState, Runtime[Deps]], Awaitable[dict[str, Any]]]
 
@@ -120,40 +117,6 @@ def persona_of(state: AgentState, deps: Deps) -> str:
 def degraded(reason: str) -> dict[str, Any]:
     """The update a node returns when the LLM failed and its stand-in answered."""
     return {"degraded": True, "notes": [f"LLM unavailable ({reason}); used the fallback"]}
-
-
-def pool_item(hit: SearchHit, found_by: str) -> PoolItem:
-    chunk = hit.chunk
-    return PoolItem(
-        id=chunk.chunk_id,
-        doc_id=chunk.doc_id,
-        text=hit.context_text(),
-        title=chunk.title,
-        source=chunk.source,
-        locator=chunk.locator(),
-        page=chunk.page,
-        heading=chunk.heading,
-        link=chunk.link,
-        score=round(hit.score, 4),
-        kind="document",
-        found_by=found_by,
-    )
-
-
-def hit_of(item: PoolItem) -> SearchHit:
-    """The inverse of :func:`pool_item`, for the extractive answer, which reads hits."""
-    chunk = Chunk(
-        chunk_id=item["id"],
-        doc_id=item["doc_id"],
-        seq=0,
-        text=item["text"],
-        source=item["source"],
-        title=item["title"],
-        page=item["page"],
-        heading=item["heading"],
-        link=item["link"],
-    )
-    return SearchHit(chunk, item["score"])
 
 
 def question_of(state: AgentState) -> str:

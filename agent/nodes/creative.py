@@ -21,18 +21,18 @@ import httpx
 from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 from langgraph.runtime import Runtime
 
-from agent import replies
 from agent.deps import Deps
-from agent.llm import LLMError, invoke_with_tools, stream_text
-from agent.models import model_for
+from agent.llm.calls import LLMError, invoke_with_tools, stream_text
+from agent.llm.route_models import model_for
 from agent.nodes.answering import renumber
-from agent.nodes.common import degraded, features_of, llm_used, persona_of, pool_item, timed
-from agent.progress import emit, report
+from agent.nodes.common import degraded, features_of, llm_used, persona_of, timed
 from agent.prompts import creative_messages
 from agent.retrieval.knowledge_base import SearchOptions
-from agent.state import AgentState, PoolItem
+from agent.state import AgentState, PoolItem, pool_item
 from agent.tools.creative import ToolBox
 from agent.tools.pages import FetchLimits
+from agent.wording import replies
+from agent.wording.progress import emit, report
 
 # HTTP statuses with which an endpoint refuses the ``tools`` parameter itself.
 NO_TOOL_SUPPORT = frozenset({400, 404, 422, 501})

@@ -11,14 +11,14 @@ from langgraph.runtime import Runtime
 
 from agent.deps import Deps
 from agent.guards import InputVerdict, check_input
-from agent.language import Language, detect_language, has_hangul
 from agent.memory.budget import TokenPlan
 from agent.memory.profile import recall, render_profile, user_namespace
 from agent.nodes.common import features_of, persona_of, timed
-from agent.progress import report
 from agent.retrieval.tokenizer import tokenize
 from agent.routing.intent import is_context_dependent
 from agent.state import AgentState
+from agent.wording.language import Language, detect_language, has_hangul
+from agent.wording.progress import report
 
 
 def scope_key(state: AgentState, deps: Deps) -> str:

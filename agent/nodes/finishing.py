@@ -16,16 +16,16 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, RemoveMessage
 from langgraph.runtime import Runtime
 
-from agent import replies
 from agent.deps import Deps
 from agent.events import quote_of
 from agent.memory.profile import remember, user_namespace
 from agent.memory.trimming import extractive_summary, select_for_trim
-from agent.nodes.common import RAG_ROUTES, features_of, timed
+from agent.nodes.common import features_of, timed
 from agent.nodes.entry import scope_key
 from agent.nodes.judging import covered
-from agent.nodes.routing import remembered_facts
-from agent.state import RESET, AgentState, PoolItem
+from agent.nodes.short_routes import remembered_facts
+from agent.state import RAG_ROUTES, RESET, AgentState, PoolItem
+from agent.wording import replies
 
 log = logging.getLogger(__name__)
 

@@ -18,19 +18,19 @@ import numpy as np
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
+from agent.answers.lead import holds_stem
 from agent.config import AgentConfig
 from agent.deps import Deps
-from agent.lead import holds_stem
-from agent.llm import LLMError, structured
+from agent.llm.calls import LLMError, structured
+from agent.llm.schemas import Review
 from agent.nodes.common import config_of, degraded, llm_used, question_of, timed
 from agent.nodes.planning import loop_tasks
-from agent.nodes.websearch import web_available
-from agent.progress import emit, report
+from agent.nodes.web_search import web_available
 from agent.prompts import review_messages
 from agent.retrieval.embeddings import Embedder
 from agent.retrieval.tokenizer import tokenize, words
-from agent.schemas import Review
 from agent.state import AgentState, Judgement, PoolItem
+from agent.wording.progress import emit, report
 
 Decision = Literal["enough", "loop", "web", "give_up"]
 REVIEW_LIMIT = 12  # passages shown to the judge

@@ -16,11 +16,11 @@ from typing import Any, TypedDict
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
-from agent import replies
 from agent.deps import Deps
 from agent.nodes.common import features_of, question_of, timed
-from agent.progress import report
 from agent.state import AgentState, Plan, SubQuestion
+from agent.wording import replies
+from agent.wording.progress import report
 
 
 class RetrieveTask(TypedDict, total=False):

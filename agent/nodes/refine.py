@@ -16,9 +16,9 @@ from langgraph.runtime import Runtime
 from agent.deps import Deps
 from agent.nodes.common import question_of, timed
 from agent.nodes.planning import RetrieveTask
-from agent.nodes.retrieval import run_task
-from agent.progress import report
+from agent.nodes.retrieve import run_task
 from agent.state import AgentState
+from agent.wording.progress import report
 
 _MAX_ASPECTS = 3
 

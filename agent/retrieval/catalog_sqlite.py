@@ -48,7 +48,7 @@ CREATE TABLE IF NOT EXISTS chunks (
     page INTEGER,
     heading TEXT NOT NULL,
     link TEXT,
-    -- 'ko' or 'en' (agent.language.detect_language on the chunk text), for cross-language fusion
+    -- 'ko' or 'en' (agent/wording/language.py on the chunk text), for cross-language fusion
     lang TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS chunks_by_doc ON chunks (doc_id, seq);
@@ -67,7 +67,6 @@ CREATE INDEX IF NOT EXISTS term_pairs_by_doc ON term_pairs (doc_id);
 
 class SqliteCatalog:
     """The catalog in one SQLite file in the data folder (the embedded default)."""
-
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -137,7 +137,7 @@ def fuse(
             If None, BM25 is max-normalised and a fixed weight ``W_FALLBACK`` is used:
             slightly worse, not safe across languages, and the language inputs are ignored.
         top_k: truncate the result (None = all candidates).
-        query_language: language code of the query (``agent.language.detect_language``).
+        query_language: language code of the query (``agent.wording.language.detect_language``).
         languages: {id: language code} of the candidates, detected the same way at ingest.
             Candidates missing from it count as the query's language. With both language
             inputs, documents in another language are protected from losing to weak

@@ -24,7 +24,6 @@ from enum import StrEnum
 from pathlib import Path
 
 from agent.glossary.mine import mine_pairs
-from agent.language import detect_language
 from agent.retrieval.catalog import DocumentRecord
 from agent.retrieval.chunking import chunk_document
 from agent.retrieval.embeddings import EmbeddingError, Vectors
@@ -33,6 +32,7 @@ from agent.retrieval.loaders import LoadError, is_supported, load_document
 from agent.retrieval.tokenizer import tokenize
 from agent.retrieval.types import DEFAULT_SCOPE, Chunk, TermPair
 from agent.retrieval.vectors import VectorStoreError
+from agent.wording.language import detect_language
 
 _SCOPE = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
 

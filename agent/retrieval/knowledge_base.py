@@ -21,7 +21,6 @@ from typing import Literal
 
 from agent.glossary.cache import GlossaryCache
 from agent.glossary.glossary import Glossary
-from agent.language import detect_language
 from agent.retrieval.catalog import DocumentCatalog, SharedKeywords, open_catalog
 from agent.retrieval.chunking import ChunkingConfig
 from agent.retrieval.embeddings import Embedder
@@ -31,6 +30,7 @@ from agent.retrieval.keyword_live import LiveKeywordIndex
 from agent.retrieval.tokenizer import TOKENIZER_VERSION, tokenize, words
 from agent.retrieval.types import Chunk, SearchHit
 from agent.retrieval.vectors import VectorStore
+from agent.wording.language import detect_language
 
 log = logging.getLogger(__name__)
 

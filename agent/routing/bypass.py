@@ -25,9 +25,9 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from agent.language import has_hangul
 from agent.retrieval.tokenizer import words as subject_words
 from agent.routing.intent import is_acknowledgement
+from agent.wording.language import has_hangul
 
 # The IDF-weighted share of a message's distinct terms that one chunk contains
 # (``KnowledgeBase.keyword_match``). Measured on KorQuAD dev (964 paragraphs), XQuAD (240)

@@ -21,7 +21,7 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from agent.answer_kind import asked_kind
+from agent.answers.kind import asked_kind
 from agent.retrieval.embeddings import Embedder
 from agent.retrieval.tokenizer import words
 

@@ -14,7 +14,7 @@ which of three readings a message has, never the topic's words:
 - **carry**: the message asks a question of its own ("넘긴 건 언제까지 써야 돼요?", "and if
   she's out who's the backup?", "그 리뷰 미팅"). The previous question's subject is carried
   over without its question words: the follow-up's own question word decides the kind of
-  answer asked for (:mod:`agent.answer_kind`), not the previous one's.
+  answer asked for (:mod:`agent.answers.kind`), not the previous one's.
 
 Every pattern here is a flat alternation or anchored at one end: linear on any input, and
 a message longer than a follow-up is not rewritten word by word at all.
@@ -26,7 +26,7 @@ import re
 from collections.abc import Sequence
 from typing import Literal, NamedTuple
 
-from agent.answer_kind import asked_kind
+from agent.answers.kind import asked_kind
 from agent.retrieval.tokenizer import words
 from agent.routing.bypass import without_pleasantries
 from agent.routing.counterparts import (

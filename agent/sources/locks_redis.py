@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 
 import redis.asyncio as aredis
 
-from agent.shared.link import RedisLink
+from agent.coordination.redis_connection import RedisConnection
 from agent.sources.locks import FileSyncLock
 
 # Compare-and-act in one step: between a GET and a DEL the lease could change hands.
@@ -28,17 +28,17 @@ class RedisSyncLock:
     mid-sync frees the source after ``ttl_s``. While Redis is unreachable the file lock
     applies (one machine's processes still take turns)."""
 
-    def __init__(self, link: RedisLink, local: FileSyncLock, *, ttl_s: float = 60.0) -> None:
-        self.link = link
+    def __init__(self, redis: RedisConnection, local: FileSyncLock, *, ttl_s: float = 60.0) -> None:
+        self.redis = redis
         self.local = local
         self.ttl_ms = int(ttl_s * 1000)
 
     def key(self, name: str) -> str:
-        return self.link.key("source-sync", name)
+        return self.redis.key("source-sync", name)
 
     @contextlib.asynccontextmanager
     async def hold(self, name: str) -> AsyncIterator[bool]:
-        key, value = self.key(name), f"{self.link.worker_id}:{uuid.uuid4().hex}"
+        key, value = self.key(name), f"{self.redis.worker_id}:{uuid.uuid4().hex}"
 
         async def take(client: aredis.Redis) -> bool | None:
             return bool(await client.set(key, value, nx=True, px=self.ttl_ms))
@@ -46,7 +46,7 @@ class RedisSyncLock:
         async def unshared() -> bool | None:
             return None
 
-        taken = await self.link.attempt(take, unshared, what="taking a source's sync lock")
+        taken = await self.redis.attempt(take, unshared, what="taking a source's sync lock")
         if taken is None:
             async with self.local.hold(name) as mine:
                 yield mine
@@ -68,7 +68,7 @@ class RedisSyncLock:
             async def lapse() -> None:
                 return None  # the lease expires by itself
 
-            await self.link.attempt(release, lapse, what="releasing a source's sync lock")
+            await self.redis.attempt(release, lapse, what="releasing a source's sync lock")
 
     async def _renew(self, key: str, value: str) -> None:
         while True:
@@ -80,4 +80,4 @@ class RedisSyncLock:
             async def nothing() -> None:
                 return None
 
-            await self.link.attempt(renew, nothing, what="renewing a source's sync lock")
+            await self.redis.attempt(renew, nothing, what="renewing a source's sync lock")

@@ -16,14 +16,13 @@ from typing import Any
 import httpx
 from langchain_core.tools import BaseTool, StructuredTool
 
-from agent.nodes.common import pool_item
 from agent.retrieval.knowledge_base import KnowledgeBase, SearchOptions
-from agent.state import PoolItem
+from agent.state import PoolItem, pool_item
 from agent.tools.calculator import calculate as _calculate
 from agent.tools.clock import current_datetime
 from agent.tools.errors import ToolError
 from agent.tools.pages import FetchLimits, summarize_url
-from agent.websearch import WebSearchError, WebSearchProvider
+from agent.websearch.provider import WebSearchError, WebSearchProvider
 
 DOCUMENT_HITS = 4
 WEB_HITS = 4

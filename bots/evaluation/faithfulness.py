@@ -11,7 +11,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
 from agent.events import Final
-from agent.llm import LLMError, structured
+from agent.llm.calls import LLMError, structured
 from agent.retrieval.knowledge_base import KnowledgeBase
 from bots.evaluation.scoring import Row
 

@@ -26,8 +26,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import PurePath
 from typing import Any
 
+from agent.answers.sentences import split_sentences
 from agent.events import Final
-from agent.sentences import split_sentences
 from bots.evaluation.sets import Question
 
 _CITATION = re.compile(r"\[\d{1,2}\]")

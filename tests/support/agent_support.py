@@ -17,11 +17,11 @@ from agent.config import AgentConfig
 from agent.deps import Deps
 from agent.events import Event, Final, Progress, Token, Turn
 from agent.graph import build_graph
-from agent.llm import openai_llms
+from agent.llm.calls import openai_llms
 from agent.memory.backends import open_checkpointer, open_store
 from agent.retrieval.knowledge_base import KnowledgeBase
 from agent.runner import Runner
-from agent.websearch import WebSearchProvider
+from agent.websearch.provider import WebSearchProvider
 from tests.fakes.openai_server import FakeOpenAI
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from agent.shared.link import RedisLink
+from agent.coordination.redis_connection import RedisConnection
 from tests.support.servers import free_port
 
 
@@ -98,7 +98,9 @@ def redis_url(redis_server: RedisServer) -> Iterator[str]:
 
 
 @pytest.fixture
-async def redis_link(redis_url: str) -> AsyncIterator[RedisLink]:
-    link = RedisLink(redis_url, prefix=f"t{uuid.uuid4().hex[:6]}:", retry_s=0.2, timeout_s=0.5)
-    yield link
-    await link.aclose()
+async def redis_connection(redis_url: str) -> AsyncIterator[RedisConnection]:
+    connection = RedisConnection(
+        redis_url, prefix=f"t{uuid.uuid4().hex[:6]}:", retry_s=0.2, timeout_s=0.5
+    )
+    yield connection
+    await connection.aclose()

@@ -133,7 +133,7 @@ def title_from_markdown(text: str, fallback: str) -> str:
 
 def row_line(cells: list[str]) -> str:
     """A table row as a Markdown row, ``| a | b |``: the extractive answer quotes such a
-    line whole, as one row (agent/sentences.py), instead of running rows together."""
+    line whole, as one row (agent/answers/sentences.py), instead of running rows together."""
     return "| " + " | ".join(cells) + " |"
 
 

@@ -12,14 +12,14 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from agent.answer_kind import STRICT, asked_kind, holds_kind
+from agent.answers.kind import STRICT, asked_kind, holds_kind
+from agent.answers.lead import TermIds, judge_lead
+from agent.answers.sentences import blocks, is_row, split_block
 from agent.glossary.glossary import Glossary
-from agent.language import Language, detect_language
-from agent.lead import TermIds, judge_lead
 from agent.retrieval.embeddings import Embedder
 from agent.retrieval.tokenizer import tokenize, words
 from agent.retrieval.types import Chunk, SearchHit
-from agent.sentences import blocks, is_row, split_block
+from agent.wording.language import Language, detect_language
 
 # How a sentence is scored against the question, tuned with `teamrag eval` on 300 KorQuAD and
 # 300 XQuAD questions (benchmarks/README.md): share of the question's terms, weighted by
@@ -31,7 +31,7 @@ from agent.sentences import blocks, is_row, split_block
 _OVERLAP_WEIGHT = 0.8
 _FIRST_PASSAGE_BONUS = 0.15
 # A sentence holding the kind of answer the question asks for (a time for "몇 시", an
-# amount for "how much": agent/answer_kind.py).
+# amount for "how much": agent/answers/kind.py).
 # A place or a person can be named in too many ways for their shapes to count as much.
 _KIND_BONUS = 0.15
 _SOFT_KIND_BONUS = 0.05
@@ -101,7 +101,7 @@ class ExtractiveAnswer:
     text: str
     citations: list[Citation]
     language: Language
-    # False when the lead sentence does not answer the question (agent/lead.py): the
+    # False when the lead sentence does not answer the question (agent/answers/lead.py): the
     # quotes are the nearest text, not an answer.
     related: bool = True
 

@@ -40,7 +40,7 @@ _RETRY_AFTER_MAX_S = 60.0
 
 class EndpointError(Exception):
     """The endpoint gave no usable reply; ``kind`` is ``timeout``, ``unreachable``,
-    ``http_error`` (``status`` says which) or ``malformed``, as :class:`agent.llm.LLMError`
+    ``http_error`` (``status`` says which) or ``malformed``, as :class:`agent.llm.calls.LLMError`
     names them."""
 
     def __init__(self, kind: str, detail: str, status: int | None = None) -> None:

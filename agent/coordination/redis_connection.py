@@ -2,8 +2,8 @@
 
 A bot must keep answering when Redis goes away: a missed rate-limit count or a
 cache miss costs little, silence costs the user. So every Redis operation goes
-through :meth:`RedisLink.attempt`, which runs it, or, when Redis is unreachable,
-runs the caller's in-process fallback instead. After a failure the link stays
+through :meth:`RedisConnection.attempt`, which runs it, or, when Redis is unreachable,
+runs the caller's in-process fallback instead. After a failure the connection stays
 "down" for ``retry_s`` (no caller waits on a dead server's timeouts meanwhile),
 then the next operation tries Redis again. The first failure and the recovery
 are logged once each, not once per call.
@@ -37,7 +37,7 @@ class RedisUnavailableError(Exception):
     """Redis cannot be reached at start; the message names the URL, the cause and the fix."""
 
 
-class RedisLink:
+class RedisConnection:
     """The shared Redis clients, key naming and outage state of one process.
 
     ``client`` (asyncio) decodes replies to ``str``; ``sync_client`` (for code that
@@ -94,7 +94,7 @@ class RedisLink:
 
     @property
     def down(self) -> bool:
-        """True while the link waits out ``retry_s`` after a failure."""
+        """True while the connection waits out ``retry_s`` after a failure."""
         return self._down and self._clock() < self._down_until
 
     async def attempt(

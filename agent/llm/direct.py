@@ -7,7 +7,7 @@ structured call and 2.3 ms a short streamed answer in LangChain, 1.3 ms a call i
 SDK (benchmarks/README.md), spent between a turn's LLM round trips, which is where every
 millisecond is waited for. The request is still the one ``ChatOpenAI`` builds
 (``_get_request_payload``: its parameters, its model-specific rules), sent by
-:class:`agent.llm_http.ChatEndpoint` with the SDK's retries and timeouts. When LangSmith
+:class:`agent.llm.endpoint.ChatEndpoint` with the SDK's retries and timeouts. When LangSmith
 tracing is on, calls go the LangChain way so that each appears in the trace.
 """
 
@@ -19,7 +19,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 
-from agent.llm_http import ChatEndpoint
+from agent.llm.endpoint import ChatEndpoint
 
 # Arguments of the SDK's ``create`` that never reach the request's body.
 _NOT_BODY = ("extra_body", "extra_headers", "extra_query", "timeout")
@@ -28,7 +28,7 @@ _NOT_BODY = ("extra_body", "extra_headers", "extra_query", "timeout")
 def direct_endpoint(model: BaseChatModel) -> ChatEndpoint | None:
     """The endpoint ``model`` itself calls (``openai_llms`` gave it ours), or None to call
     it through LangChain (another kind of model, or tracing on)."""
-    # Read off ``agent.llm_client.PlainCompletions`` without importing it: that module
+    # Read off ``agent.llm.sdk_client.PlainCompletions`` without importing it: that module
     # brings the whole SDK (half a second at start) to a process that may use no LLM.
     endpoint = getattr(getattr(model, "async_client", None), "endpoint", None)
     if not isinstance(endpoint, ChatEndpoint) or _tracing():
@@ -81,7 +81,7 @@ async def stream(
 
 
 def _usage(usage: dict[str, Any] | None) -> dict[str, int]:
-    """The endpoint's usage object in the shape :func:`agent.llm.usage_of` gives."""
+    """The endpoint's usage object in the shape :func:`agent.llm.calls.usage_of` gives."""
     usage = usage or {}
     return {
         "prompt_tokens": int(usage.get("prompt_tokens") or 0),

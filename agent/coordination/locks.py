@@ -24,6 +24,11 @@ class ThreadLocks(Protocol):
     def hold(self, thread_id: str) -> contextlib.AbstractAsyncContextManager[None]: ...
 
 
+class LockLostError(RuntimeError):
+    """The thread's lease lapsed and another worker took the thread: a lock that can expire
+    (Redis's) raises it from ``hold`` so the turn ends instead of overwriting that turn."""
+
+
 class LocalThreadLocks:
     """asyncio locks per thread id (first come, first served), dropped when unused."""
 

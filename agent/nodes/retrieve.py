@@ -16,13 +16,13 @@ from langgraph.runtime import Runtime
 from langgraph.types import Send
 
 from agent.deps import Deps
-from agent.nodes.common import features_of, judge_enabled, pool_item, timed
+from agent.nodes.common import features_of, judge_enabled, timed
 from agent.nodes.planning import RetrieveTask, levels, plan_of, wave_tasks
-from agent.nodes.websearch import web_available
-from agent.progress import report
+from agent.nodes.web_search import web_available
 from agent.retrieval.knowledge_base import KnowledgeBase, SearchOptions
 from agent.retrieval.types import SearchHit
-from agent.state import AgentState, PoolItem
+from agent.state import AgentState, PoolItem, pool_item
+from agent.wording.progress import report
 
 
 def _matches(hit: SearchHit, filters: dict[str, Any]) -> bool:

@@ -5,7 +5,7 @@ strong one for answers. Every call returns its token usage, and every failure
 (timeout, HTTP error, 429 after the client's retries, malformed output)
 becomes one :class:`LLMError`, so nodes have a single thing to catch before
 falling back to their deterministic stand-in. Structured and streamed calls go
-straight to the endpoint unless LangSmith traces them (``agent/llm_direct.py``).
+straight to the endpoint unless LangSmith traces them (``agent/llm/direct.py``).
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel, ValidationError
 
-from agent.llm_direct import complete, direct_endpoint, stream
-from agent.llm_http import EndpointError, on_sent
+from agent.llm.direct import complete, direct_endpoint, stream
+from agent.llm.endpoint import EndpointError, on_sent
 
 T = TypeVar("T", bound=BaseModel)
 R = TypeVar("R")
@@ -91,8 +91,8 @@ def openai_llms(
     """ChatOpenAI clients for any OpenAI-compatible endpoint (OpenAI, vLLM, Ollama...)."""
     from langchain_openai import ChatOpenAI
 
-    from agent.llm_client import PlainChatClient
-    from agent.llm_http import ChatEndpoint
+    from agent.llm.endpoint import ChatEndpoint
+    from agent.llm.sdk_client import PlainChatClient
 
     key = api_key or "not-needed"
     # One SDK client and one endpoint (each a connection pool) for every model.
@@ -273,7 +273,7 @@ async def stream_text(
 async def _langchain_pieces(
     model: BaseChatModel, messages: Sequence[BaseMessage], usage: dict[str, int]
 ) -> AsyncIterator[str]:
-    """:func:`agent.llm_direct.stream` through LangChain (traced): the same pieces."""
+    """:func:`agent.llm.direct.stream` through LangChain (traced): the same pieces."""
     async for chunk in model.astream(list(messages), config=_HIDDEN):
         if isinstance(chunk, AIMessageChunk):
             if chunk.usage_metadata:

@@ -8,9 +8,9 @@ from langgraph.runtime import Runtime
 
 from agent.deps import Deps
 from agent.nodes.common import features_of, judge_enabled, question_of, timed
-from agent.progress import report
 from agent.state import AgentState, PoolItem
-from agent.websearch import WebSearchError, search_terms
+from agent.websearch.provider import WebSearchError, search_terms
+from agent.wording.progress import report
 
 
 def web_available(state: AgentState, deps: Deps) -> bool:

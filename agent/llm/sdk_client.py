@@ -1,7 +1,7 @@
 """The OpenAI SDK client teamrag hands to langchain-openai: plain JSON both ways.
 
 LangChain calls it for tool calls and traced runs; the turn's other calls go out through
-:mod:`agent.llm_http` (``PlainCompletions.endpoint``).
+:mod:`agent.llm.endpoint` (``PlainCompletions.endpoint``).
 
 langchain-openai builds each chat request as JSON-ready dicts, and reads each reply and
 streamed chunk as a dict (``model_dump``). Between the two, the SDK walks every request
@@ -21,7 +21,7 @@ import openai
 from openai.resources.chat.completions import AsyncCompletions
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
-from agent.llm_http import ChatEndpoint, on_sent
+from agent.llm.endpoint import ChatEndpoint, on_sent
 
 if TYPE_CHECKING:  # the SDK's own HTTP library, which it brings with it
     import httpx2
@@ -85,7 +85,7 @@ class _RawCompletions:
 class PlainCompletions:
     """The two calls langchain-openai makes on ``async_client``: ``create`` (streaming)
     and ``with_raw_response.create`` (a whole reply), and the ``endpoint`` the direct
-    calls use (:mod:`agent.llm_direct`)."""
+    calls use (:mod:`agent.llm.direct`)."""
 
     def __init__(self, completions: AsyncCompletions, endpoint: ChatEndpoint) -> None:
         self._completions = completions

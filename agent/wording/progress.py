@@ -11,7 +11,7 @@ from typing import Any
 
 from langgraph.config import get_stream_writer
 
-from agent.texts import Texts, text
+from agent.wording.texts import Texts, text
 
 MESSAGES: Texts[str] = {
     "analyze": {"ko": "질문을 분석하는 중…", "en": "Analyzing the question…"},

@@ -14,7 +14,7 @@ from urllib.parse import parse_qs, urljoin, urlparse
 
 import httpx
 
-from agent.websearch import WebResult, WebSearchError, post, trim
+from agent.websearch.provider import WebResult, WebSearchError, post, trim
 
 URL_VARIABLE = "TEAMRAG_DUCKDUCKGO_URL"
 DEFAULT_URL = "https://html.duckduckgo.com"

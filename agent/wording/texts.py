@@ -1,8 +1,8 @@
 """Fixed texts in Korean and English, and the one rule for looking them up.
 
 Three tables use it, each kept beside the code that says its texts: the agent's
-replies without an LLM (:data:`agent.replies.TEXTS`), its progress steps
-(:data:`agent.progress.MESSAGES`), and the chat adapters' own words around an
+replies without an LLM (:data:`agent.wording.replies.TEXTS`), its progress steps
+(:data:`agent.wording.progress.MESSAGES`), and the chat adapters' own words around an
 answer (``adapters/chat/phrases.py``). Only the rule is shared: English when the
 language is not Korean, ``{placeholders}`` filled from the values, and a key the
 table does not have is an error that names it.

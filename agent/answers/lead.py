@@ -8,7 +8,7 @@ judged on its own, with the heading it stands under and its document's title (a 
 "2. 법인카드" says what its list items are about), by three general signals:
 
 - the answer kind: a question asking "몇 시" or "how long" is not answered by a sentence
-  without a time or a duration (:mod:`agent.answer_kind`);
+  without a time or a duration (:mod:`agent.answers.kind`);
 - term support: the share of the question's words the sentence and its headings hold, a
   word that no document uses weighing more (it is usually what the question is about:
   "referral", "스톡옵션"), except a Korean predicate nobody wrote ("긁고", "올려야");
@@ -23,7 +23,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from agent.answer_kind import STRICT, asked_kind, holds_kind, without_asking
+from agent.answers.kind import STRICT, asked_kind, holds_kind, without_asking
 from agent.retrieval.tokenizer import tokenize, words
 
 TermIds = Callable[[Sequence[str]], Sequence[int | None]]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from agent import texts
+from agent.wording import texts
 
 TEXTS: texts.Texts[str] = {
     "greeting": {

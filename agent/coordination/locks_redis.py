@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 
 import redis.asyncio as aredis
 
-from agent.locks import LocalThreadLocks
+from agent.coordination.locks import LocalThreadLocks, LockLostError
+from agent.coordination.redis_connection import RedisConnection
 from agent.plumbing.stopping import AGAIN_EVERY_S
-from agent.shared.link import RedisLink
 
 log = logging.getLogger(__name__)
 
@@ -73,10 +73,6 @@ return 0
 _FENCE_KEEP_MS = 7 * 86_400_000
 
 
-class LockLostError(RuntimeError):
-    """The thread's Redis lease lapsed and another worker took the thread."""
-
-
 @dataclass
 class _Lease:
     thread_id: str
@@ -91,27 +87,27 @@ class _Lease:
 
 
 class RedisThreadLocks:
-    """:class:`~agent.locks.ThreadLocks` shared by every worker through Redis."""
+    """:class:`~agent.coordination.locks.ThreadLocks` shared by every worker through Redis."""
 
-    def __init__(self, link: RedisLink, *, ttl_s: float = 30.0) -> None:
+    def __init__(self, redis: RedisConnection, *, ttl_s: float = 30.0) -> None:
         if ttl_s <= 0:
             raise ValueError(f"ttl_s must be positive, got {ttl_s}: the lease must expire")
-        self._link = link
+        self._redis = redis
         self._ttl_ms = max(1, int(ttl_s * 1000))
         self._renew_every_s = ttl_s / 3
         # Waiters of one process queue here first: first come, first served, and only
         # one of them per thread polls Redis.
         self._local = LocalThreadLocks()
-        client = link.client
+        client = redis.client
         self._acquire_script = client.register_script(_ACQUIRE)
         self._renew_script = client.register_script(_RENEW)
         self._release_script = client.register_script(_RELEASE)
 
     def lock_key(self, thread_id: str) -> str:
-        return self._link.key("lock", thread_id)
+        return self._redis.key("lock", thread_id)
 
     def fence_key(self, thread_id: str) -> str:
-        return self._link.key("fence", thread_id)
+        return self._redis.key("fence", thread_id)
 
     @contextlib.asynccontextmanager
     async def hold(self, thread_id: str) -> AsyncIterator[None]:
@@ -151,9 +147,9 @@ class RedisThreadLocks:
         """
         holder = asyncio.current_task()
         assert holder is not None, "hold() runs inside a task"
-        value_prefix = f"{self._link.worker_id}:"
+        value_prefix = f"{self._redis.worker_id}:"
         keys = [self.lock_key(thread_id), self.fence_key(thread_id)]
-        args: list[str | int] = [self._link.worker_id, self._ttl_ms, _FENCE_KEEP_MS]
+        args: list[str | int] = [self._redis.worker_id, self._ttl_ms, _FENCE_KEEP_MS]
 
         async def poll(client: aredis.Redis) -> _Lease | None:
             delay = 0.01
@@ -169,7 +165,7 @@ class RedisThreadLocks:
             return None
 
         try:
-            return await self._link.attempt(poll, unshared, what=f"locking thread {thread_id}")
+            return await self._redis.attempt(poll, unshared, what=f"locking thread {thread_id}")
         except asyncio.CancelledError:
             # Cancelled while a grant may have been on its way back to us: a lease we
             # do not know about would block the thread for ttl_s.
@@ -188,7 +184,7 @@ class RedisThreadLocks:
             return None
 
         with contextlib.suppress(Exception):  # best effort: the lease expires anyway
-            await self._link.attempt(release, nothing, what=f"unlocking thread {thread_id}")
+            await self._redis.attempt(release, nothing, what=f"unlocking thread {thread_id}")
 
     async def _keep(self, lease: _Lease) -> None:
         """Renew every ttl/3 until stopped; fence the holder out if the lease was taken."""
@@ -207,7 +203,7 @@ class RedisThreadLocks:
             if lease.stop.is_set():
                 return
             try:
-                state = await self._link.attempt(
+                state = await self._redis.attempt(
                     renew, unknown, what=f"renewing the lock of thread {lease.thread_id}"
                 )
             except Exception:  # e.g. a read-only replica after a failover: try again later
@@ -245,7 +241,7 @@ class RedisThreadLocks:
         async def expire_by_itself() -> None:
             return None  # Redis unreachable: the lease lapses after ttl_s
 
-        await self._link.attempt(
+        await self._redis.attempt(
             release, expire_by_itself, what=f"unlocking thread {lease.thread_id}"
         )
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 from langchain_core.language_models import BaseChatModel
 
-from agent.llm import LLMs
+from agent.llm.calls import LLMs
 
 # Routes whose reply the fast model writes by default (inside the routing call).
 FAST_ROUTES = frozenset({"smalltalk", "general"})
