@@ -119,6 +119,9 @@ def test_right_needs_the_answer_as_written_and_the_source_and_a_none_question_a_
     assert holds_answer("SEV1: Every 30 Minutes", ["every 30 minutes"])  # Latin case ignored
     assert is_right(q, _final("> 30,000원 [1]"), cited=True)
     assert not is_right(q, _final("> 30,000원 [1]"), cited=False)
+    # A reader stops at "couldn't find": the fact under it is not a right answer.
+    assert not is_right(q, _final("I couldn't find it. > 30,000원 [1]", covered=False), True)
+    assert not is_right(q, _final("30,000원", route="memory"), cited=True)
     none = Question("parking?", [], unanswerable=True)
     assert is_right(none, _final("I couldn't find that", covered=False, cite=""), None)
     assert not is_right(none, _final("> Parking is 5,000 won [1]"), None)  # invented: wrong
@@ -133,6 +136,7 @@ def _row(
     covered: bool = True,
     route: str = "knowledge",
     lead: bool | None = None,
+    hidden: bool = False,
 ) -> Row:
     return Row(
         "q",
@@ -147,6 +151,7 @@ def _row(
         0,
         lead_on_point=lead,
         right=right,
+        hidden=hidden,
         category=category,
     )
 
@@ -155,9 +160,9 @@ def test_per_category_counts_each_question_once_and_the_share_of_found_answers_r
     rows = [
         _row("ko-ko", True, lead=True),
         _row("ko-ko", True, lead=False),
-        _row("ko-ko", True, covered=False),  # right though it opened as not found
+        _row("ko-ko", False, covered=False, hidden=True),  # "not found" over a right answer
         _row("ko-ko", False),  # confident wrong
-        _row("ko-ko", False, covered=False),  # not found over a right answer
+        _row("ko-ko", False, covered=False),  # not found, and the fact is not there either
         _row("ko-ko", False, route="smalltalk"),  # bypassed
         _row("none", True, covered=False),
         _row("none", False),  # a none-question answered as found
@@ -166,7 +171,7 @@ def test_per_category_counts_each_question_once_and_the_share_of_found_answers_r
     assert [outcome(r) for r in rows[:6]] == [
         "right",
         "right",
-        "right",
+        "hidden",
         "confident_wrong",
         "not_found",
         "bypassed",
@@ -174,15 +179,16 @@ def test_per_category_counts_each_question_once_and_the_share_of_found_answers_r
     table = by_category(rows)
     assert list(table) == ["ko-ko", "none", "all"]
     ko = table["ko-ko"]
-    assert (ko["questions"], ko["right"], ko["confident_wrong"], ko["not_found"]) == (6, 3, 1, 1)
+    assert (ko["questions"], ko["right"], ko["confident_wrong"]) == (6, 2, 1)
+    assert (ko["hidden"], ko["not_found"]) == (1, 1)
     assert ko["bypassed"] == 1 and ko["found"] == 3
     assert ko["found_right"] == 0.67  # 2 of the 3 searched answers that opened as found
     assert ko["lead_right"] == 0.5  # of the 2 right answers that quote, 1 leads with it
     none = table["none"]
     assert (none["right"], none["confident_wrong"], none["found_right"]) == (1, 1, 0.0)
     total = table["all"]
-    assert total["questions"] == 8 and total["right"] == 4 and total["found"] == 4
+    assert total["questions"] == 8 and total["right"] == 3 and total["found"] == 4
     assert total["found_right"] == 0.5
     text = markdown_table(table)
-    assert "| **all** | 8 | 4 | 2 | 1 | 1 | 0.5 | 0.5 |" in text
+    assert "| **all** | 8 | 3 | 2 | 1 | 1 | 1 | 0.5 | 0.5 |" in text
     assert by_category(rows[-1:]) == {}  # nothing judged: no table

@@ -6,7 +6,10 @@ Each judged question (``Row.right`` is not None) lands in exactly one outcome:
 - ``bypassed``: answered as smalltalk, by the tools or memory, or blocked, without a search;
 - ``confident_wrong``: searched, opened as found, and not right (a none-question answered
   as if the documents said, or the wrong fact said with confidence);
-- ``not_found``: searched and opened as "not found" although the documents answer it.
+- ``hidden``: opened as "not found" over a right answer: the reply holds and cites the fact,
+  but a reader stops at its first line;
+- ``not_found``: searched and opened as "not found" although the documents answer it, and
+  the reply does not hold the fact either.
 
 ``found_right`` is the share of searched answers opened as found that are right: how far
 a user can trust an answer that says it found something. ``lead_right`` is, of the right
@@ -19,7 +22,7 @@ from typing import Any
 
 from bots.evaluation.scoring import BYPASS_ROUTES, Row
 
-OUTCOMES = ("right", "confident_wrong", "not_found", "bypassed")
+OUTCOMES = ("right", "confident_wrong", "hidden", "not_found", "bypassed")
 TOTAL = "all"
 
 
@@ -28,7 +31,9 @@ def outcome(row: Row) -> str:
         return "right"
     if row.route in BYPASS_ROUTES:
         return "bypassed"
-    return "confident_wrong" if row.covered else "not_found"
+    if row.covered:
+        return "confident_wrong"
+    return "hidden" if row.hidden else "not_found"
 
 
 def _ratio(part: int, whole: int) -> float | None:
@@ -67,6 +72,7 @@ COLUMNS = (
     ("questions", "questions"),
     ("right", "right"),
     ("confident_wrong", "confident wrong"),
+    ("hidden", '"not found" over a right answer'),
     ("not_found", "not found (has answer)"),
     ("bypassed", "no search"),
     ("found_right", "found → right"),

@@ -11,8 +11,11 @@ answers counts too), so it is read as a comparison between two runs on the same 
 Quoted table rows end in no full stop: two rows of one quote count as one sentence.
 
 An answer is *right* as the team handbook set scores it: it holds one of the answer strings
-as written (runs of whitespace collapsed, case ignored) and cites the expected source; for
-a question the documents do not answer, it opens as "not found". Whether an answer opened
+as written (runs of whitespace collapsed, case ignored), cites the expected source, opens
+as found and was searched for (a reader stops at "couldn't find", so the fact under that
+opening is not an answer); for a question the documents do not answer, it opens as "not
+found". An answer that holds and cites the fact under a "not found" opening is *hidden*:
+the issue's "not found over a right answer". Whether an answer opened
 as found is :func:`opened_as_found`, the one place that reads it.
 """
 
@@ -58,13 +61,23 @@ def opened_as_found(final: Final) -> bool:
     return final.covered is not False
 
 
-def is_right(question: Question, final: Final, cited: bool | None) -> bool | None:
-    """None when the set gives nothing to judge by (no answer, and not a none-question)."""
-    if question.unanswerable:
-        return final.route not in BYPASS_ROUTES and not opened_as_found(final)
-    if not question.answers:
+def holds_cited(question: Question, final: Final, cited: bool | None) -> bool | None:
+    """Whether the reply's text holds an answer string and cites the source, whatever it
+    opened with; None when the set gives nothing to judge by."""
+    if question.unanswerable or not question.answers:
         return None
     return holds_answer(final.answer, question.answers) and cited is not False
+
+
+def is_right(question: Question, final: Final, cited: bool | None) -> bool | None:
+    """None when the set gives nothing to judge by (no answer, and not a none-question)."""
+    searched = final.route not in BYPASS_ROUTES
+    if question.unanswerable:
+        return searched and not opened_as_found(final)
+    held = holds_cited(question, final, cited)
+    if held is None:
+        return None
+    return held and searched and opened_as_found(final)
 
 
 def quoted_sentences(answer: str) -> list[str]:
@@ -117,6 +130,7 @@ class Row:
     off_point: int | None = None  # of those, how many hold no expected text
     lead_on_point: bool | None = None  # the first quoted sentence holds an expected text
     right: bool | None = None  # see is_right; None: nothing to judge by
+    hidden: bool = False  # holds and cites the fact, under a "not found" opening
     id: str = ""
     category: str = ""
     unanswerable: bool = False
@@ -155,6 +169,7 @@ def score(
         off_point=judged[0] if judged else None,
         lead_on_point=judged[1] if judged else None,
         right=is_right(question, final, cited),
+        hidden=bool(holds_cited(question, final, cited)) and not opened_as_found(final),
         id=question.id,
         category=question.category,
         unanswerable=question.unanswerable,
