@@ -8,15 +8,14 @@ the ``[n]`` of its source.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from agent.answers.candidates import Candidate, beside, quotable
 from agent.answers.kind import STRICT, asked_kind, holds_kind
-from agent.answers.lead import TermIds, judge_lead
-from agent.answers.sentences import blocks, is_row, split_block
+from agent.answers.lead import Nearest, TermIds, judge_lead
 from agent.glossary.glossary import Glossary
-from agent.retrieval.embeddings import Embedder
+from agent.retrieval.embeddings import Embedder, QueryMemo
 from agent.retrieval.tokenizer import tokenize, words
 from agent.retrieval.types import Chunk, SearchHit
 from agent.wording.language import Language, detect_language
@@ -106,20 +105,6 @@ class ExtractiveAnswer:
     related: bool = True
 
 
-@dataclass(frozen=True)
-class _Candidate:
-    rank: int  # the passage's place among the hits
-    section: int  # which part of the passage: a heading inside it starts the next
-    position: int  # order in the passage
-    text: str
-    heading: str = ""  # the passage's heading path: what its sentences are about
-
-    @property
-    def group(self) -> tuple[int, int]:
-        """Sentences quoted together: one section of one passage."""
-        return (self.rank, self.section)
-
-
 def extractive_answer(
     question: str,
     hits: list[SearchHit],
@@ -151,23 +136,25 @@ def extractive_answer(
     text = _TEXT[language]
     if not hits:
         return ExtractiveAnswer(text["none"], [], language)
-    candidates = [c for rank, hit in enumerate(hits[:consider]) for c in _quotable(rank, hit.chunk)]
-    bridge = glossary.counterparts(words(question)) if glossary is not None else {}
-    scores, overlaps, cosines = _scores(
+    candidates = [c for rank, hit in enumerate(hits[:consider]) for c in quotable(rank, hit.chunk)]
+    bridge = glossary.counterpart_phrases(words(question)) if glossary is not None else {}
+    scores, overlaps, subjects, cosines = _scores(
         question, language, candidates, embedder, follow_up, said, bridge
     )
-    chosen = _choose(candidates, scores, overlaps, cosines, max_sentences)
+    chosen = _choose(candidates, scores, overlaps, subjects, cosines, max_sentences)
 
     def answers(i: int) -> bool:
         chunk = hits[candidates[i].rank].chunk
         return judge_lead(
             follow_up or question,
             candidates[i].text,
-            f"{chunk.title}\n{chunk.heading}",
+            f"{chunk.title}\n{candidates[i].heading}",
             cosines[i],
             same_language=detect_language(candidates[i].text) == language,
             term_ids=term_ids,
             counterparts=bridge,
+            nearby=beside(candidates, i),
+            nearest=_nearest(embedder),
         ).answers
 
     # The answer comes first: when the best-scored sentence does not answer and one quoted
@@ -179,7 +166,7 @@ def extractive_answer(
         chosen = [lead, *(i for i in chosen if i != lead)]
     if intro is None and not related:
         intro = unrelated_intro
-    groups: dict[tuple[int, int], list[_Candidate]] = {}
+    groups: dict[tuple[int, int], list[Candidate]] = {}
     for i in chosen:  # groups in the order of their best sentence, which leads its group
         groups.setdefault(candidates[i].group, []).append(candidates[i])
     lines = [intro or text["intro"], ""]
@@ -198,21 +185,39 @@ def extractive_answer(
     return ExtractiveAnswer("\n".join(lines).strip(), citations, language, related)
 
 
+# Word vectors for the lead judge's synonyms (512 floats each, so 5,000 are about 10 MB): a
+# team's vocabulary is small, and the same words come back question after question.
+_WORDS = QueryMemo(size=5_000)
+
+
+def _nearest(embedder: Embedder) -> Nearest:
+    def nearest(terms: Sequence[str], others: Sequence[str]) -> list[float]:
+        vectors = _WORDS.many([*terms, *others], embedder.embed_documents)
+        cosines = vectors[: len(terms)] @ vectors[len(terms) :].T
+        return [float(row.max()) for row in cosines]
+
+    return nearest
+
+
 def _choose(
-    candidates: list[_Candidate],
+    candidates: list[Candidate],
     scores: list[float],
     overlaps: list[float],
+    subjects: list[float],
     cosines: list[float],
     limit: int,
 ) -> list[int]:
     """The best sentence, then up to ``limit - 1`` more that earn their place (see
     ``_KEEP_BESIDE``), best first."""
     chosen: list[int] = []
-    seen: set[str] = set()  # overlapping chunks (neighbour context) share sentences
+    # Overlapping chunks (neighbour context) share sentences, and a chunk cut inside a
+    # definition holds only its start.
+    seen: list[str] = []
     for i in sorted(range(len(candidates)), key=lambda i: -scores[i]):
-        if candidates[i].text in seen:
+        text = candidates[i].text
+        if any(text in other or other in text for other in seen):
             continue
-        seen.add(candidates[i].text)
+        seen.append(text)
         if chosen:
             best = scores[chosen[0]]
             if scores[i] < _KEEP_BESIDE * best:
@@ -220,8 +225,17 @@ def _choose(
             apart = candidates[i].group != candidates[chosen[0]].group
             if apart and scores[i] < _KEEP_APART * best:
                 continue  # a sentence beside the best one may still earn a place
-            if overlaps[i] == 0 and cosines[i] < max(
-                _UNRELATED_COSINE, _UNRELATED_SHARE * cosines[chosen[0]]
+            # A sentence that shares no word may still go on with the best one, in a
+            # definition of the question's term ("달빛게임즈는 보통 캐나다와 필리핀에서
+            # 진행합니다." after "**Soft launch (소프트 런칭)**: ...").
+            mine = candidates[i]
+            on_with_best = (
+                mine.defines and mine.block == candidates[chosen[0]].block and subjects[i] > 0
+            )
+            if (
+                overlaps[i] == 0
+                and not on_with_best
+                and cosines[i] < max(_UNRELATED_COSINE, _UNRELATED_SHARE * cosines[chosen[0]])
             ):
                 continue
         chosen.append(i)
@@ -233,14 +247,15 @@ def _choose(
 def _scores(
     question: str,
     language: Language,
-    candidates: list[_Candidate],
+    candidates: list[Candidate],
     embedder: Embedder,
     follow_up: str | None = None,
     said: str = "",
     counterparts: Mapping[str, Sequence[str]] | None = None,
-) -> tuple[list[float], list[float], list[float]]:
-    """Each sentence's score, with the two signals it is made of: the share of the
-    question's term weight the sentence holds, and its cosine with the question."""
+) -> tuple[list[float], list[float], list[float], list[float]]:
+    """Each sentence's score, with the signals it is made of: the share of the question's
+    term weight the sentence holds, that share with what its heading adds, and its cosine
+    with the question."""
     sentences = [c.text for c in candidates]
     dense = embedder.embed_documents(sentences) @ embedder.embed_query(question)
     tokens = [set(tokenize(s)) for s in sentences]
@@ -252,19 +267,20 @@ def _scores(
         weight = {t: w * _FOLLOW_UP_WEIGHT if t in own else w for t, w in weight.items()}
     mass = sum(weight.values()) or 1.0
     # A question word's tokens (the word and its syllable pairs) and its counterparts' tokens.
-    alternatives: dict[str, set[str]] = {}
+    # A counterpart is held when all of its words are: "launch" alone is not "soft launch".
+    alternatives: dict[str, list[set[str]]] = {}
     for word, others in (counterparts or {}).items():
-        other_tokens = set(tokenize(" ".join(others)))
+        phrases = [set(tokenize(other)) for other in others]
         for token in tokenize(word):
-            alternatives.setdefault(token, set()).update(other_tokens)
+            alternatives.setdefault(token, []).extend(p for p in phrases if p)
 
     def held(term: str, sentence_tokens: set[str], translated: bool) -> float:
         if term in sentence_tokens:
             return 1.0
         if not translated:  # in the question's language its own words decide
             return 0.0
-        others = alternatives.get(term)
-        return _COUNTERPART if others and not others.isdisjoint(sentence_tokens) else 0.0
+        phrases = alternatives.get(term, [])
+        return _COUNTERPART if any(p <= sentence_tokens for p in phrases) else 0.0
 
     # The question's words in its own language's script: a sentence in the other language
     # holds them, if at all, translated. Numbers, and the Latin names and code in a Korean
@@ -272,7 +288,7 @@ def _scores(
     # name cannot be told from a word.
     worded = {t for t in weight if _is_hangul(t) == (language == "ko") and not t.isdigit()}
     kind = asked_kind(follow_up or question) or asked_kind(question)
-    scores, overlaps, cosines = [], [], []
+    scores, overlaps, subjects, cosines = [], [], [], []
     headings = {c.heading: set(tokenize(c.heading)) for c in candidates}
     for candidate, sentence_tokens, cosine in zip(candidates, tokens, dense, strict=True):
         # A term the sentence's heading holds counts for part: "within 5 business days"
@@ -290,63 +306,26 @@ def _scores(
                 w for t, w in weight.items() if t in worded and not held(t, sentence_tokens, True)
             )
             meaning += _TRANSLATED * _OVERLAP_WEIGHT * unseen / mass
-        score = _OVERLAP_WEIGHT * (overlap + _HEADING_SHARE * under / mass) + meaning * similarity
+        # What the sentence says of the question's words, itself or through its context: a
+        # sentence under a heading (or in a definition) that names the subject is on it.
+        on_subject = overlap + _HEADING_SHARE * under / mass
+        score = _OVERLAP_WEIGHT * on_subject + meaning * similarity
         if candidate.rank == 0:
             score += _FIRST_PASSAGE_BONUS
-        if kind is not None and (overlap > 0 or translated) and holds_kind(candidate.text, kind):
+        if kind is not None and (on_subject > 0 or translated) and holds_kind(candidate.text, kind):
             # Only among sentences on the question's subject: any number is no answer.
             score += _KIND_BONUS if kind in STRICT else _SOFT_KIND_BONUS
         if said and candidate.text in said:
             score *= _QUOTED_BEFORE
         scores.append(score)
         overlaps.append(overlap)
+        subjects.append(on_subject)
         cosines.append(similarity)
-    return scores, overlaps, cosines
+    return scores, overlaps, subjects, cosines
 
 
 def _is_hangul(term: str) -> bool:
     return "가" <= term[0] <= "힣"
-
-
-def _with_headers(sections: list[int], sentences: list[str]) -> list[tuple[int, str]]:
-    """Table rows carry their header ("Service | Owner | Channel → billing | Payments | ...");
-    a header row alone answers nothing, and a row alone does not say what its cells are."""
-    out: list[tuple[int, str]] = []
-    header: str | None = None
-    for section, sentence in zip(sections, sentences, strict=True):
-        if not is_row(sentence):
-            header = None
-            out.append((section, sentence))
-        elif re.fullmatch(r"[|\s:-]+", sentence):
-            continue  # a Markdown separator row
-        elif header is None:
-            header = sentence
-        else:
-            out.append((section, f"{header} → {sentence}"))
-    return out
-
-
-def _quotable(rank: int, chunk: Chunk) -> list[_Candidate]:
-    """Sentences that can answer, each with the section of the passage it stands in: not a
-    heading (a passage with its neighbours can hold several; an FAQ's question is one), not
-    a lead-in ("...:")."""
-    named = {s for h in (*chunk.heading.split(" > "), chunk.title) for s in split_block(h)}
-    sections: list[int] = []
-    sentences: list[str] = []
-    section = 0
-    for block in blocks(chunk.text):
-        if block.heading:
-            section += 1
-        else:
-            split = split_block(block.text)
-            sections.extend([section] * len(split))
-            sentences.extend(split)
-    everything = [
-        _Candidate(rank, section, position, sentence, chunk.heading)
-        for position, (section, sentence) in enumerate(_with_headers(sections, sentences))
-    ]
-    quotable = [c for c in everything if c.text not in named and not c.text.endswith((":", "："))]
-    return quotable or everything or [_Candidate(rank, 0, 0, " ".join(chunk.text.split()))]
 
 
 def _rarity_weights(query: list[str], sentences: list[set[str]]) -> dict[str, float]:

@@ -27,6 +27,8 @@ from agent.answers.kind import STRICT, asked_kind, holds_kind, without_asking
 from agent.retrieval.tokenizer import tokenize, words
 
 TermIds = Callable[[Sequence[str]], Sequence[int | None]]
+# For each of the first words, its best cosine with any of the second (the encoder's).
+Nearest = Callable[[Sequence[str], Sequence[str]], Sequence[float]]
 
 # The noun right after "which"/"what" or "어떤/무슨/어느": what the question is about.
 _FOCUS = re.compile(
@@ -56,6 +58,17 @@ _PARTIAL = 0.5
 # Meaning and words together: a same-language lead at this cosine needs only this share.
 _MEANT = 0.5
 _MEANT_SUPPORT = 0.25
+# A word held only by the sentences beside the lead in its section, not by the lead or its
+# headings, counts for this share: "It takes place on the first Thursday" is about the
+# session the sentence before it names, and an FAQ's answer about the question above it.
+_NEARBY = 0.5
+# A question word the lead does not hold, but a word of it (or of its headings and the
+# sentences beside it) means the same in the encoder's eyes ("erase" and "delete" at 0.73,
+# "reply" and "respond" at 0.91), counts for this share. Words of one family sit as close
+# ("monthly" and "weekly" at 0.71), so a synonym is never as good as the word itself.
+_SYNONYM = 0.5
+_SYNONYM_COSINE = 0.7
+_SYNONYM_LETTERS = 4
 # A word held only through its counterpart in the other language (agent/glossary) counts
 # for this share of it: a pair says the words translate, not that the sentence answers.
 _BRIDGED = 0.5
@@ -83,13 +96,23 @@ def judge_lead(
     same_language: bool,
     term_ids: TermIds | None = None,
     counterparts: Mapping[str, Sequence[str]] | None = None,
+    nearby: str = "",
+    nearest: Nearest | None = None,
 ) -> LeadVerdict:
-    """Whether ``lead`` (under the headings and title in ``context``) answers ``question``."""
+    """Whether ``lead`` (under the headings and title in ``context``, beside the sentences
+    in ``nearby``) answers ``question``."""
     kind = asked_kind(question)
     held = kind is not None and holds_kind(lead, kind)
     kind_ok = held or kind is None or kind not in STRICT
     support = term_support(
-        question, lead, context, term_ids, same_language=same_language, counterparts=counterparts
+        question,
+        lead,
+        context,
+        term_ids,
+        same_language=same_language,
+        counterparts=counterparts,
+        nearby=nearby,
+        nearest=nearest,
     )
     # The kind held lowers the share of words needed: "7일 이내" in a sentence about
     # receipts answers "영수증 며칠 안에", whatever chat words the question adds.
@@ -108,9 +131,12 @@ def term_support(
     *,
     same_language: bool,
     counterparts: Mapping[str, Sequence[str]] | None = None,
+    nearby: str = "",
+    nearest: Nearest | None = None,
 ) -> float:
-    """The share of the question's term weight that the lead and its headings hold; a
-    word whose counterpart in the other language (agent/glossary) they hold counts as held."""
+    """The share of the question's term weight that the lead and its headings hold (the
+    sentences ``nearby`` at ``_NEARBY``); a word whose counterpart in the other language
+    (agent/glossary) they hold counts as held."""
     # Within one language the question's own words decide; a pair only bridges the gap.
     bridge = (counterparts or {}) if not same_language else {}
     terms = [t for t in dict.fromkeys(words(without_asking(question))) if len(t) > 1]
@@ -121,6 +147,7 @@ def term_support(
     if not terms:
         return 0.0
     held_in = set(tokenize(lead)) | set(tokenize(context))
+    beside = set(tokenize(nearby)) - held_in
     weights = {t: 1.0 + math.log(1 + len(t)) for t in terms}
     for t in focus_terms(question):
         if t in weights:
@@ -137,19 +164,44 @@ def term_support(
     total = sum(weights.values())
     if total == 0:
         return 0.0
-    return (
-        sum(
-            w * max([_held(t, held_in), *(_BRIDGED * _held(o, held_in) for o in bridge.get(t, ()))])
-            for t, w in weights.items()
-        )
-        / total
-    )
+
+    def share(term: str) -> float:
+        own = [
+            _held(term, held_in),
+            *(_BRIDGED * _phrase_held(o, held_in) for o in bridge.get(term, ())),
+        ]
+        return max([*own, _NEARBY * _held(term, beside)] if beside else own)
+
+    shares = {t: share(t) for t, w in weights.items() if w > 0}
+    if nearest is not None and same_language:
+        missing = [t for t, held in shares.items() if not held and _synonymous(t)]
+        around = [w for w in dict.fromkeys(words(f"{lead}\n{context}\n{nearby}")) if _synonymous(w)]
+        if missing and around:
+            for term, cosine in zip(missing, nearest(missing, around), strict=True):
+                if cosine >= _SYNONYM_COSINE:
+                    shares[term] = _SYNONYM
+    return sum(weights[t] * held for t, held in shares.items()) / total
+
+
+def _synonymous(word: str) -> bool:
+    """A word whose synonyms the encoder finds: an English word of some length ("get" and
+    "ask" are every sentence's neighbours). Not a Korean one: the tokenizer leaves verb
+    forms inflected, and "모여야" sits next to any word of the same ending ("있어야"); nor
+    across languages, where the nearest word was as often a near miss ("submit" and
+    첨부) as a translation."""
+    return word.isascii() and word.isalpha() and len(word) >= _SYNONYM_LETTERS
 
 
 def focus_terms(question: str) -> list[str]:
     """The thing a "which"/"what" question asks about ("which *laptop* do I get?", "어떤
     *데이터셋* 써야 돼요?"): a sentence that does not name it answers something else."""
     return [t for m in _FOCUS.finditer(question) for t in words(m.group(1) or m.group(2))[:1]]
+
+
+def _phrase_held(phrase: str, tokens: set[str]) -> float:
+    """A glossary counterpart ("Soft launch") is held when each of its words is."""
+    parts = words(phrase)
+    return min((_held(p, tokens) for p in parts), default=0.0)
 
 
 def _held(term: str, tokens: set[str]) -> float:

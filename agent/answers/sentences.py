@@ -97,6 +97,23 @@ def split_block(block: str) -> list[str]:
     return [p for p in parts if len(p) >= 8]
 
 
+# A definition: a list item that opens with its term and a colon ("- **Soft launch (소프트
+# 런칭)**: ...", "- Application logs: ...").
+_DEFINITION = re.compile(r"\s*[-*•]\s+(?:\*\*([^*\n]{1,80})\*\*|([^:：\n*]{1,40}))\s?[:：]\s")
+
+
+def defined_term(block: str) -> str | None:
+    """The term a definition item defines: what each of its sentences is about, although
+    only the first names it ("달빛게임즈는 보통 캐나다와 필리핀에서 진행합니다." is about the
+    soft launch the item defines)."""
+    match = _DEFINITION.match(block)
+    if match is None:
+        return None
+    term = (match.group(1) or match.group(2)).strip()
+    # "- 배포는 화요일에 합니다: 예외 없이" opens with a sentence, not a term.
+    return None if _ENDS_SENTENCE.search(term) else term
+
+
 def split_sentences(text: str) -> list[str]:
     """The sentences, list items, table rows and headings of a text, in order."""
     return [s for block in blocks(text) for s in split_block(block.text)]

@@ -68,6 +68,22 @@ class Glossary:
     def __len__(self) -> int:
         return len(self.entries)
 
+    def counterpart_phrases(self, terms: Sequence[str]) -> dict[str, tuple[str, ...]]:
+        """:meth:`counterparts` as whole phrases ("soft launch", not "soft" and "launch"):
+        what a sentence must hold, all of it, to say the term in the other language."""
+        present = set(terms)
+        found: dict[str, tuple[str, ...]] = {}
+        for term in dict.fromkeys(terms):
+            phrases = [
+                " ".join(side.gives)
+                for side in self._by_word.get(term, ())
+                if side.needs <= present
+            ]
+            unique = tuple(p for p in dict.fromkeys(phrases) if p and p != term)
+            if unique:
+                found[term] = unique
+        return found
+
     def counterparts(self, terms: Sequence[str]) -> dict[str, tuple[str, ...]]:
         """For each of ``terms`` (a question's words, :func:`words`) the words that stand
         for it in the other language: a pair's other side, when the question holds every

@@ -1,0 +1,125 @@
+"""What a quoted sentence means beyond its own words: the term of the definition it is in,
+the sentences beside it, the same fact held twice by overlapping passages, a glossary
+phrase held whole, and an English word said in other words.
+
+The examples are written here (a studio's release glossary, an intern programme), not taken
+from a benchmark, and run with the real encoder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from agent.answers.extractive import extractive_answer
+from agent.answers.lead import judge_lead
+from agent.answers.sentences import defined_term
+from agent.glossary.glossary import Glossary
+from agent.retrieval.embeddings import UniversalSentenceEncoder
+from agent.retrieval.tokenizer import words
+from agent.retrieval.types import Chunk, SearchHit, TermPair
+
+RELEASES = (
+    "- **Canary release (카나리 배포)**: 새 버전을 서버 일부에 먼저 올려 지표를 확인하는 "
+    "방식입니다. "
+    "우리 팀은 보통 전체 트래픽의 5%로 시작합니다.\n"
+    "- **Rollback (롤백)**: 직전 버전으로 되돌리는 것입니다. 결정은 그날의 온콜이 내립니다.\n"
+    "- 배포 창구: 화요일과 목요일 오후에만 엽니다.\n"
+)
+
+
+def hit(text: str, name: str = "releases", heading: str = "Glossary") -> SearchHit:
+    chunk = Chunk(f"{name}:1", name, 0, text, f"/docs/{name}.md", name.title(), heading=heading)
+    return SearchHit(chunk, 1.0)
+
+
+def quotes(answer: str) -> list[str]:
+    return [line for line in answer.splitlines() if line.startswith("> ")]
+
+
+def test_a_definition_names_its_term_and_a_plain_list_item_does_not() -> None:
+    assert (
+        defined_term("- **Canary release (카나리 배포)**: 새 버전을")
+        == "Canary release (카나리 배포)"
+    )
+    assert defined_term("- 배포 창구: 화요일과 목요일") == "배포 창구"
+    assert defined_term("- 배포는 화요일에 합니다: 예외 없이") is None  # a sentence, not a term
+    assert defined_term("Canary release: 새 버전을") is None  # not a list item
+
+
+def test_a_later_sentence_of_a_definition_answers_for_the_term_it_defines(
+    embedder: UniversalSentenceEncoder,
+) -> None:
+    """ "우리 팀은 보통 전체 트래픽의 5%로 시작합니다." does not name the canary release, the
+    item it stands in does: it leads, and the answer opens as found."""
+    answer = extractive_answer(
+        "카나리 배포는 몇 퍼센트로 해요?", [hit(RELEASES)], embedder, unrelated_intro="NO"
+    )
+    assert answer.related, answer.text
+    assert "5%" in quotes(answer.text)[0], answer.text
+
+
+def test_the_same_sentence_from_two_overlapping_passages_is_quoted_once(
+    embedder: UniversalSentenceEncoder,
+) -> None:
+    """A chunk cut inside a sentence holds its start: quoted beside the whole one, the
+    reader sees the same fact twice."""
+    whole = "Backups of the game database are kept for 35 days in the cold vault."
+    cut = "Backups of the game database are kept for 35 days"
+    answer = extractive_answer(
+        "how long are game database backups kept?",
+        [hit(f"Retention rules.\n\n{whole}", "ops"), hit(f"{cut}", "ops-2")],
+        embedder,
+    )
+    lines = quotes(answer.text)
+    assert sum("kept for 35 days" in line for line in lines) == 1, answer.text
+
+
+def test_a_glossary_phrase_is_held_only_whole(embedder: UniversalSentenceEncoder) -> None:
+    """ "소프트 런칭" is "soft launch": a sentence with "launch" alone is about something else."""
+    glossary = Glossary([("g.md", TermPair("소프트 런칭", "Soft launch", "paren", 0.9))])
+    assert glossary.counterpart_phrases(words("소프트 런칭 어디서 해요?")) == {
+        "소프트": ("soft launch",),
+        "런칭": ("soft launch",),
+    }
+    answer = extractive_answer(
+        "소프트 런칭은 보통 어느 나라에서 해요?",
+        [
+            hit("- Season events launch on the first Friday of the month.", "events"),
+            hit("- Our soft launch usually runs in Canada and the Philippines.", "launch"),
+        ],
+        embedder,
+        glossary=glossary,
+    )
+    assert "Philippines" in quotes(answer.text)[0], answer.text
+
+
+def test_the_sentence_before_says_what_it_is_about() -> None:
+    """ "It takes place on the second Friday" answers a question about the intern lunch that
+    the sentence before names."""
+    question = "when's the monthly lunch for new interns with their mentors?"
+    lead = "It takes place on the second Friday of every month at noon."
+    nearby = "The intern lunch brings new interns together with their mentors."
+    alone = judge_lead(question, lead, "Programme > Events", 0.2, same_language=True)
+    beside = judge_lead(
+        question, lead, "Programme > Events", 0.2, same_language=True, nearby=nearby
+    )
+    assert not alone.answers and beside.answers
+    assert beside.support > alone.support
+
+
+def test_an_english_word_said_in_other_words_counts_for_part(
+    embedder: UniversalSentenceEncoder,
+) -> None:
+    """ "erase" and "reply" are "delete" and "respond" to the encoder; "monthly" and "weekly"
+    sit as close, so a synonym counts for half a word."""
+
+    def nearest(terms: Sequence[str], others: Sequence[str]) -> list[float]:
+        vectors = embedder.embed_documents([*terms, *others])
+        return [float(r.max()) for r in vectors[: len(terms)] @ vectors[len(terms) :].T]
+
+    question = "do we erase transcripts after replying?"
+    lead = "Transcripts are deleted after we respond."
+    without = judge_lead(question, lead, "Support desk", 0.25, same_language=True)
+    within = judge_lead(question, lead, "Support desk", 0.25, same_language=True, nearest=nearest)
+    assert within.support > without.support
+    assert within.answers and not without.answers
