@@ -14,7 +14,7 @@ from urllib.parse import parse_qs, urljoin, urlparse
 
 import httpx
 
-from agent.websearch.provider import WebResult, WebSearchError, post, trim
+from agent.websearch.provider import HttpSearch, WebResult, WebSearchError, post, trim
 
 URL_VARIABLE = "TEAMRAG_DUCKDUCKGO_URL"
 DEFAULT_URL = "https://html.duckduckgo.com"
@@ -61,7 +61,7 @@ def parse_results(page: str, base: str, max_results: int) -> list[WebResult]:
     return results
 
 
-class DuckDuckGoSearch:
+class DuckDuckGoSearch(HttpSearch):
     """Web search with no key: the default provider when web search is switched on."""
 
     name = "duckduckgo"
@@ -73,15 +73,9 @@ class DuckDuckGoSearch:
         timeout: float = 8.0,
         client: httpx.AsyncClient | None = None,
     ) -> None:
+        super().__init__(timeout, client)
         self._base = base_url.rstrip("/") + "/"
         self._url = self._base + "html/"
-        self._timeout = timeout
-        self._owns_client = client is None
-        self._client = client if client is not None else httpx.AsyncClient(timeout=timeout)
-
-    async def aclose(self) -> None:
-        if self._owns_client:
-            await self._client.aclose()
 
     async def search(self, query: str, *, max_results: int = 5) -> list[WebResult]:
         query = query.strip()

@@ -10,11 +10,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, Self, runtime_checkable
 
 import httpx
 
-__all__ = ["MAX_CONTENT_CHARS", "WebResult", "WebSearchError", "WebSearchProvider"]
+__all__ = [
+    "MAX_CONTENT_CHARS",
+    "HttpSearch",
+    "WebResult",
+    "WebSearchError",
+    "WebSearchProvider",
+]
 
 # Enough for a paragraph of evidence; more crowds the LLM's context with one page.
 MAX_CONTENT_CHARS = 1500
@@ -30,6 +36,26 @@ class WebResult:
 
 class WebSearchError(Exception):
     """Web search failed; the message names the cause and the fix."""
+
+
+class HttpSearch:
+    """A provider's HTTP client: a client passed in belongs to the caller (shared pools),
+    one made here is closed by :meth:`aclose` or on leaving ``async with``."""
+
+    def __init__(self, timeout: float, client: httpx.AsyncClient | None) -> None:
+        self._timeout = timeout
+        self._owns_client = client is None
+        self._client = client if client is not None else httpx.AsyncClient(timeout=timeout)
+
+    async def aclose(self) -> None:
+        if self._owns_client:
+            await self._client.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
 
 
 @runtime_checkable

@@ -6,12 +6,11 @@ fix (the key, the URL, the plan's limit), so the agent can tell the user in plai
 
 from __future__ import annotations
 
-from types import TracebackType
 from typing import Any
 
 import httpx
 
-from agent.websearch.provider import WebResult, WebSearchError, post, trim
+from agent.websearch.provider import HttpSearch, WebResult, WebSearchError, post, trim
 
 API_KEY_VARIABLE = "TEAMRAG_WEB_SEARCH_API_KEY"
 URL_VARIABLE = "TEAMRAG_WEB_SEARCH_URL"
@@ -65,7 +64,7 @@ def _detail(response: httpx.Response) -> str:
     return trim(str(body), 200)
 
 
-class TavilySearch:
+class TavilySearch(HttpSearch):
     """Tavily's REST search API: ``POST {base_url}/search`` with a bearer key."""
 
     name = "tavily"
@@ -82,27 +81,9 @@ class TavilySearch:
             raise WebSearchError(
                 f"web search needs an API key; set {API_KEY_VARIABLE} or turn web search off"
             )
+        super().__init__(timeout, client)
         self._api_key = api_key.strip()
         self._url = base_url.rstrip("/") + "/search"
-        self._timeout = timeout
-        # A client passed in belongs to the caller (shared pools); ours is ours to close.
-        self._owns_client = client is None
-        self._client = client if client is not None else httpx.AsyncClient(timeout=timeout)
-
-    async def aclose(self) -> None:
-        if self._owns_client:
-            await self._client.aclose()
-
-    async def __aenter__(self) -> TavilySearch:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     async def search(self, query: str, *, max_results: int = 5) -> list[WebResult]:
         query = query.strip()
