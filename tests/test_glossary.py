@@ -53,6 +53,15 @@ def test_prose_around_a_parenthesis_is_not_a_pair() -> None:
     assert {(ko, en) for ko, en, _ in found} == {("비즈플레이", "Bizplay")}
 
 
+def test_a_list_in_parentheses_is_examples_not_a_translation() -> None:
+    found = _pairs(
+        "pay.md",
+        "PagerDuty 리포트(on-call shifts, incidents)를 첨부합니다.\n"
+        "Producer (PD, 프로듀서) owns the schedule.\n",
+    )
+    assert {(ko, en) for ko, en, _ in found} == {("프로듀서", "Producer")}
+
+
 def _chunk(doc_id: str, text: str) -> Chunk:
     return Chunk(f"{doc_id}:0", doc_id, 0, text, f"{doc_id}.md", doc_id, "public", None, "", None,
                  "h")  # fmt: skip

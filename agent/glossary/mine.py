@@ -95,14 +95,16 @@ def _line_pairs(line: str) -> Iterable[tuple[str, str, str]]:
     halves = [h.strip() for h in plain.split(" / ")]
     if len(halves) == 2:
         yield from _either_way(halves[0], halves[1], "slash")
+    # Two or more items in the other language are examples ("리포트(on-call shifts,
+    # incidents)"), not a translation; one beside an abbreviation is ("(PD, 프로듀서)").
     for m in _PAREN_KO.finditer(plain):
-        for inside in m.group(2).split(","):
-            if _HANGUL.search(inside):
-                yield inside, _trim_english(m.group(1), len(inside.split()) + 1), "paren"
+        korean = [inside for inside in m.group(2).split(",") if _HANGUL.search(inside)]
+        if len(korean) == 1:
+            yield korean[0], _trim_english(m.group(1), len(korean[0].split()) + 1), "paren"
     for m in _PAREN_EN.finditer(plain):
-        for inside in m.group(2).split(","):
-            if not _HANGUL.search(inside):
-                yield _trim_korean(m.group(1), len(inside.split()) + 1), inside, "paren"
+        latin = [inside for inside in m.group(2).split(",") if not _HANGUL.search(inside)]
+        if len(latin) == 1:
+            yield _trim_korean(m.group(1), len(latin[0].split()) + 1), latin[0], "paren"
     for m in _SLASH_WORD.finditer(plain):
         ko, en = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
         yield ko, en, "slash"
