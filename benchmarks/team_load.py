@@ -50,7 +50,7 @@ import redis  # noqa: E402
 from agent.retrieval.embeddings import UniversalSentenceEncoder  # noqa: E402
 from benchmarks.agent_latency import run_header  # noqa: E402
 from benchmarks.chat_load import report, spread  # noqa: E402
-from tests.fakes.openai_server import Call as LLMCall  # noqa: E402
+from tests.fakes.openai_calls import Call as LLMCall  # noqa: E402
 from tests.fakes.openai_server import FakeOpenAI, Reply  # noqa: E402
 from tests.fakes.slack_server import BOT_USER, FakeSlack, Message  # noqa: E402
 from tests.support.agent_support import analysis, request_text, review, verdict  # noqa: E402
