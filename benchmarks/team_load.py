@@ -52,7 +52,8 @@ from benchmarks.agent_latency import run_header  # noqa: E402
 from benchmarks.chat_load import report, spread  # noqa: E402
 from tests.fakes.openai_calls import Call as LLMCall  # noqa: E402
 from tests.fakes.openai_server import FakeOpenAI, Reply  # noqa: E402
-from tests.fakes.slack_server import BOT_USER, FakeSlack, Message  # noqa: E402
+from tests.fakes.slack_chat import Message  # noqa: E402
+from tests.fakes.slack_server import BOT_USER, FakeSlack  # noqa: E402
 from tests.support.agent_support import analysis, request_text, review, verdict  # noqa: E402
 from tests.support.redis_support import RedisServer  # noqa: E402
 from tests.support.servers import chroma_server  # noqa: E402
