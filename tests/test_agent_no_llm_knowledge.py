@@ -2,11 +2,6 @@
 documents. Answers are quoted sentences with ``[n]`` citations; a question the documents
 do not answer says so; chit-chat is not searched; a Chroma server going away leaves
 keyword search.
-
-Everything is real: the shipped samples in the knowledge base, SQLite thread and
-user memory and the answer cache in a temporary folder, the runner's event stream.
-The helpers (``ask`` checks every turn stayed extractive) are in
-``tests/support/extractive_support.py``.
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
 """The agent with no LLM (extractive mode, the embedded default) and what it remembers:
 a user's facts across threads (and forgotten), follow-ups answered from the thread, a
 long thread kept bounded, overlapping turns in order, and pruning after the Final.
-
-Everything is real: the shipped samples in the knowledge base, SQLite thread and
-user memory and the answer cache in a temporary folder, the runner's event stream.
-The helpers (``ask`` checks every turn stayed extractive) are in
-``tests/support/extractive_support.py``.
 """
 
 from __future__ import annotations

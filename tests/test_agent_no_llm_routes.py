@@ -1,11 +1,6 @@
 """The agent with no LLM (extractive mode, the embedded default): the routes with a
 deterministic reply. Small talk, refusals (prompt injection, too long, empty) and tools
 (calculator, date), none of them searched.
-
-Everything is real: the shipped samples in the knowledge base, SQLite thread and
-user memory and the answer cache in a temporary folder, the runner's event stream.
-The helpers (``ask`` checks every turn stayed extractive) are in
-``tests/support/extractive_support.py``.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""The HTTP service's accounts over real HTTP: every auth failure is 401 with the reason,
-password sign-in gives a working token, and an account sees only its scopes' documents.
-
-The agent is the real one on the sample documents, embedded and extractive (no key),
-composed exactly as `teamrag serve` composes it.
-"""
+"""The HTTP service's accounts over real HTTP, on the service test_http_api.py describes:
+every auth failure is 401 with the reason, password sign-in gives a working token, and
+an account sees only its scopes' documents."""
 
 from __future__ import annotations
 

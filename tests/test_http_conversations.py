@@ -1,10 +1,6 @@
-"""The HTTP service's conversations over real HTTP: a follow-up continues one, another
-user's is 404, renaming, deleting (its memory too) and paging, and they survive a
-restart.
-
-The agent is the real one on the sample documents, embedded and extractive (no key),
-composed exactly as `teamrag serve` composes it.
-"""
+"""The HTTP service's conversations over real HTTP, on the service test_http_api.py
+describes: a follow-up continues one, another user's is 404, renaming, deleting (its
+memory too) and paging, and they survive a restart."""
 
 from __future__ import annotations
 

@@ -1,6 +1,11 @@
 """Asking the agent with no LLM (extractive mode, the embedded default) in tests: the
 ``runner`` fixture on the shipped samples, one turn that checks it stayed extractive,
-the check that every ``[n]`` cites a real source, and a thread's saved state."""
+the check that every ``[n]`` cites a real source, and a thread's saved state.
+
+Everything the tests/test_agent_no_llm_*.py modules run is real: the shipped samples in
+the knowledge base, SQLite thread and user memory and the answer cache in a temporary
+folder, the runner's event stream.
+"""
 
 from __future__ import annotations
 
