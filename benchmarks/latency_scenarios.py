@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from agent.events import Event, Final, Progress, Token, Turn
 from agent.runner import Runner
 from benchmarks.naive_pipeline import script
-from tests.fakes.openai_server import Call, FakeOpenAI, Reply
+from tests.fakes.openai_calls import Call
+from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.support.agent_support import analysis, review, verdict
 
 # fmt: off

@@ -47,7 +47,8 @@ class _HostedFake:
     """
 
     def __init__(self) -> None:
-        from tests.fakes.openai_server import FakeOpenAI, round_trips
+        from tests.fakes.openai_calls import round_trips
+        from tests.fakes.openai_server import FakeOpenAI
 
         class Served(FakeOpenAI):
             # Methods whose answers cross the process boundary (``start`` and ``reply``

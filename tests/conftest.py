@@ -1,4 +1,5 @@
-"""Shared fixtures: one real USE encoder per session, and real embedded stores per test."""
+"""Shared fixtures: one real USE encoder per session, real embedded stores per test, and
+the ones tests/support/ defines (Redis, the deployment, the agent with no LLM)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from agent.sources.store import SourceStore, SqliteSourceStore
 from agent.sources.store_postgres import PostgresSourceStore
 from tests.fakes.openai_server import FakeOpenAI
 from tests.support.deployment import deployment, hosts  # noqa: F401 (fixtures)
+from tests.support.extractive_support import runner  # noqa: F401 (fixture)
 from tests.support.postgres_support import own_schema, postgres_or_skip
 from tests.support.redis_support import redis_connection, redis_server, redis_url  # noqa: F401 (fixtures)
 from tests.support.sources_support import OpenStore

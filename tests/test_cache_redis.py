@@ -1,7 +1,7 @@
 """What only the Redis answer cache does: keys Redis expires by itself, a bound per scope,
 a clear that spares other deployments and empties the fallback, and the embedded
-fallback while Redis is gone. The behaviour both backends promise is in test_cache.py,
-run over each."""
+fallback while Redis is gone. The behaviour both backends promise is in
+test_cache_lookup.py, test_cache_invalidation.py and test_cache_storage.py, run over each."""
 
 from __future__ import annotations
 
@@ -15,14 +15,11 @@ import redis
 from agent.cache import SqliteAnswerCache
 from agent.cache.answer_redis import RedisAnswerCache
 from agent.coordination.redis_connection import RedisConnection
+from tests.support.cache_support import SCOPE, FakeClock, other, store, vec
+from tests.support.cache_support import redis_entry_count as entry_count
 from tests.support.redis_support import RedisServer
-from tests.test_cache import SCOPE, FakeClock, other, store, vec
-from tests.test_cache import redis_entry_count as entry_count
 
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
+pytest_plugins = ("tests.support.cache_fixtures",)
 
 
 @pytest.fixture
@@ -42,8 +39,8 @@ def cache(
 def test_redis_expires_the_keys_of_an_idle_scope(
     redis_connection: RedisConnection, fallback: SqliteAnswerCache, clock: FakeClock
 ) -> None:
-    """Besides the sweep both backends do (test_cache.py's test_ttl_expiry), Redis expires
-    the keys by itself: an idle scope leaves nothing behind."""
+    """Besides the sweep both backends do (test_cache_invalidation.py's test_ttl_expiry),
+    Redis expires the keys by itself: an idle scope leaves nothing behind."""
     cache = RedisAnswerCache(redis_connection, fallback, ttl_s=60.0, clock=clock)
     store(cache, "old question", vec(1.0))
     client = redis.Redis.from_url(redis_connection.url)

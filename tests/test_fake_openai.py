@@ -22,7 +22,9 @@ from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, Field, ValidationError
 
-from tests.fakes.openai_server import FakeOpenAI, Reply, minimal_instance, task_of
+from tests.fakes.openai_calls import task_of
+from tests.fakes.openai_server import FakeOpenAI, Reply
+from tests.fakes.schema_instance import minimal_instance
 
 # langchain-openai keeps one pooled httpx client per (base_url, timeout) for the whole
 # process, so every test here must share one event loop or a pooled connection from a

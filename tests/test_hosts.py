@@ -23,7 +23,8 @@ import pytest
 from tests.fakes.discord_payloads import BOT_ID
 from tests.fakes.discord_server import GUILD_ID
 from tests.fakes.openai_server import FakeOpenAI, Reply
-from tests.fakes.slack_server import BOT_USER, Message
+from tests.fakes.slack_chat import Message
+from tests.fakes.slack_server import BOT_USER
 from tests.support.agent_support import analysis, request_text, review, verdict
 from tests.support.deployment import Deployment, Plan
 from tests.support.discord_support import embed_text, has_feedback

@@ -1,5 +1,8 @@
-"""The HTTP service over real HTTP (uvicorn on a free port): auth, /api/chat as JSON and
-as Server-Sent Events, conversations, feedback, usage, limits and a restart.
+"""The HTTP service's /api/chat over real HTTP (uvicorn on a free port): a cited answer as
+JSON and as Server-Sent Events, input refused with the reason, a request's own feature
+flags, the rate limit, feedback and usage, the ops endpoints, and a failing database.
+Conversations are in test_http_conversations.py, accounts and tokens in
+test_http_auth.py.
 
 The agent is the real one on the sample documents, embedded and extractive (no key),
 composed exactly as `teamrag serve` composes it.
@@ -11,18 +14,14 @@ import asyncio
 from pathlib import Path
 
 import httpx
-import jwt
 import pytest
 
-from adapters.http.context import conversation_thread_id
-from agent.memory.backends import open_checkpointer
 from agent.retrieval.knowledge_base import KnowledgeBase
 from tests.conftest import SAMPLES
+from tests.support.agent_support import BACKUPS
 from tests.support.http_support import http_service, http_settings, parse_sse
 
 pytestmark = pytest.mark.slow
-
-QUESTION = "Postgres 백업은 며칠 동안 보관되나요?"
 
 
 async def test_a_question_gets_a_cited_answer_in_a_new_conversation(
@@ -32,8 +31,8 @@ async def test_a_question_gets_a_cited_answer_in_a_new_conversation(
     async with http_service(sample_kb, http_settings(tmp_path)) as service:
         token = service.add_user("minji")
         async with service.client(token) as client:
-            answer = (await client.post("/api/chat", json={"query": QUESTION})).json()
-            assert answer["query"] == QUESTION
+            answer = (await client.post("/api/chat", json={"query": BACKUPS})).json()
+            assert answer["query"] == BACKUPS
             assert answer["sources"] and answer["sources"][0]["number"] == 1
             assert {"title", "location", "link"} <= set(answer["sources"][0])
             # As the team named it, not where the server keeps its files.
@@ -48,103 +47,15 @@ async def test_a_question_gets_a_cited_answer_in_a_new_conversation(
 
             listed = (await client.get("/api/conversations")).json()
             assert [c["id"] for c in listed["items"]] == [answer["conversation_id"]]
-            assert listed["items"][0]["title"] == QUESTION[:30]
+            assert listed["items"][0]["title"] == BACKUPS[:30]
             assert listed["next_offset"] is None
 
             detail = (await client.get(f"/api/conversations/{answer['conversation_id']}")).json()
             assert [m["role"] for m in detail["messages"]] == ["user", "assistant"]
-            assert detail["messages"][0]["content"] == QUESTION
+            assert detail["messages"][0]["content"] == BACKUPS
             assert detail["messages"][1]["id"] == answer["message_id"]
             assert detail["messages"][1]["content"] == answer["response"]
             assert detail["messages"][1]["sources"] == answer["sources"]
-
-
-async def test_a_follow_up_continues_the_conversation(
-    sample_kb: KnowledgeBase, tmp_path: Path
-) -> None:
-    async with (
-        http_service(sample_kb, http_settings(tmp_path)) as service,
-        service.client(service.add_user("minji")) as client,
-    ):
-        first = (await client.post("/api/chat", json={"query": QUESTION})).json()
-        conversation = first["conversation_id"]
-        second = (
-            await client.post(
-                "/api/chat",
-                json={
-                    "query": "When is the on-call handover?",
-                    "conversation_id": conversation,
-                },
-            )
-        ).json()
-        assert second["conversation_id"] == conversation
-        detail = (await client.get(f"/api/conversations/{conversation}")).json()
-        assert [m["role"] for m in detail["messages"]] == ["user", "assistant"] * 2
-        listed = (await client.get("/api/conversations")).json()
-        assert len(listed["items"]) == 1
-
-
-async def test_every_auth_failure_is_401_with_the_reason(
-    sample_kb: KnowledgeBase, tmp_path: Path
-) -> None:
-    async with http_service(sample_kb, http_settings(tmp_path)) as service:
-        good = service.add_user("minji")
-        service.add_user("gone")
-        secret = service.ctx.tokens.secret
-        cases = {
-            None: "no bearer token",
-            "not-a-jwt": "malformed",
-            jwt.encode({"sub": "minji", "iat": 1, "exp": 2, "iss": "teamrag"}, secret): "expired",
-            service.ctx.tokens.issue("minji").rsplit(".", 1)[0] + ".c2lnbmF0dXJl": "signature",
-            jwt.encode(
-                {"sub": "minji", "iat": 1, "exp": 2**40, "iss": "teamrag"}, "another-secret-" * 3
-            ): "signature",
-            service.ctx.tokens.issue("nobody"): "no longer exists",
-        }
-        for token, reason in cases.items():
-            async with service.client(token) as client:
-                for method, path in (("POST", "/api/chat"), ("GET", "/api/conversations")):
-                    response = await client.request(method, path, json={"query": "hi"})
-                    assert response.status_code == 401, (token, path)
-                    assert reason in response.json()["detail"], response.json()
-                    assert response.headers["WWW-Authenticate"] == "Bearer"
-        service.ctx.accounts.set_disabled("gone")
-        disabled = service.ctx.tokens.issue("gone")
-        async with service.client(disabled) as client:
-            response = await client.get("/api/conversations")
-            assert response.status_code == 401 and "disabled" in response.json()["detail"]
-        async with service.client(good) as client:
-            assert (await client.get("/api/conversations")).status_code == 200
-
-
-async def test_password_sign_in_gives_a_working_token(
-    sample_kb: KnowledgeBase, tmp_path: Path
-) -> None:
-    async with http_service(sample_kb, http_settings(tmp_path)) as service:
-        service.add_user("minji", password="비밀번호-123")
-        service.add_user("tokenonly")
-        async with service.client() as client:
-            for name, password in (("minji", "wrong"), ("tokenonly", ""), ("nobody", "x")):
-                response = await client.post(
-                    "/api/auth/token", data={"username": name, "password": password or "x"}
-                )
-                assert response.status_code == 401
-                assert "wrong name or password" in response.json()["detail"]
-                assert "teamrag users password NAME" in response.json()["detail"]
-            response = await client.post(
-                "/api/auth/token", data={"username": "minji", "password": "비밀번호-123"}
-            )
-            assert response.status_code == 200
-            body = response.json()
-            assert body["token_type"] == "bearer"
-            # The fix the 401 names: an account added without a password gets one.
-            service.ctx.accounts.set_password("tokenonly", "이제-비밀번호")
-            later = await client.post(
-                "/api/auth/token", data={"username": "tokenonly", "password": "이제-비밀번호"}
-            )
-            assert later.status_code == 200, later.json()
-        async with service.client(body["access_token"]) as client:
-            assert (await client.get("/api/conversations")).status_code == 200
 
 
 async def test_bad_input_is_422_with_the_reason(sample_kb: KnowledgeBase, tmp_path: Path) -> None:
@@ -175,16 +86,16 @@ async def test_a_request_sets_its_own_feature_flags_and_a_wrong_one_is_422(
         service.client(service.add_user("minji")) as client,
     ):
         flags = {"self_refine": False, "hallucination_policy": "warn"}
-        body = (await client.post("/api/chat", json={"query": QUESTION, "features": flags})).json()
+        body = (await client.post("/api/chat", json={"query": BACKUPS, "features": flags})).json()
         assert body["features"]["self_refine"] is False
         assert body["features"]["hallucination_policy"] == "warn"
         assert body["features"]["rerank"] is True  # the rest keep the server's settings
         unknown = await client.post(
-            "/api/chat", json={"query": QUESTION, "features": {"self_refin": False}}
+            "/api/chat", json={"query": BACKUPS, "features": {"self_refin": False}}
         )
         assert unknown.status_code == 422 and "self_refin" in unknown.json()["detail"]
         wrong = await client.post(
-            "/api/chat", json={"query": QUESTION, "features": {"hallucination_policy": "maybe"}}
+            "/api/chat", json={"query": BACKUPS, "features": {"hallucination_policy": "maybe"}}
         )
         assert wrong.status_code == 422 and "hallucination_policy" in wrong.json()["detail"]
 
@@ -199,7 +110,7 @@ async def test_channel_rules_leave_the_http_turns_flags_to_the_server_and_the_re
         http_service(sample_kb, http_settings(tmp_path, channels=rules)) as service,
         service.client(service.add_user("minji")) as client,
     ):
-        body = (await client.post("/api/chat", json={"query": QUESTION})).json()
+        body = (await client.post("/api/chat", json={"query": BACKUPS})).json()
     assert body["features"]["rerank"] is True and body["features"]["self_refine"] is True
 
 
@@ -220,73 +131,6 @@ async def test_over_the_limit_is_429_with_retry_after(
             assert (await client.post("/api/chat", json={"query": "hello"})).status_code == 200
 
 
-async def test_another_users_conversation_is_404(sample_kb: KnowledgeBase, tmp_path: Path) -> None:
-    async with (
-        http_service(sample_kb, http_settings(tmp_path)) as service,
-        service.client(service.add_user("minji")) as minji,
-        service.client(service.add_user("jisoo")) as jisoo,
-    ):
-        answer = (await minji.post("/api/chat", json={"query": QUESTION})).json()
-        theirs = f"/api/conversations/{answer['conversation_id']}"
-        assert (await jisoo.get(theirs)).status_code == 404
-        assert (await jisoo.patch(theirs, json={"title": "mine"})).status_code == 404
-        assert (await jisoo.delete(theirs)).status_code == 404
-        follow = await jisoo.post(
-            "/api/chat", json={"query": "hi", "conversation_id": answer["conversation_id"]}
-        )
-        assert follow.status_code == 404
-        vote = await jisoo.post(
-            "/api/feedback", json={"message_id": answer["message_id"], "rating": "down"}
-        )
-        assert vote.status_code == 404
-        assert (await jisoo.get("/api/conversations")).json()["items"] == []
-        # Still there for its owner.
-        assert (await minji.get(theirs)).status_code == 200
-
-
-async def test_rename_delete_and_pages(sample_kb: KnowledgeBase, tmp_path: Path) -> None:
-    async with (
-        http_service(sample_kb, http_settings(tmp_path)) as service,
-        service.client(service.add_user("minji")) as client,
-    ):
-        ids = []
-        for n in range(3):
-            body = (await client.post("/api/chat", json={"query": f"안녕 {n}"})).json()
-            ids.append(body["conversation_id"])
-        page = (await client.get("/api/conversations", params={"limit": 2})).json()
-        assert [c["id"] for c in page["items"]] == [ids[2], ids[1]]  # newest first
-        assert page["next_offset"] == 2
-        rest = (await client.get("/api/conversations", params={"limit": 2, "offset": 2})).json()
-        assert [c["id"] for c in rest["items"]] == [ids[0]] and rest["next_offset"] is None
-        renamed = await client.patch(f"/api/conversations/{ids[0]}", json={"title": "백업 질문"})
-        assert renamed.status_code == 200 and renamed.json()["title"] == "백업 질문"
-        blank = await client.patch(f"/api/conversations/{ids[0]}", json={"title": ""})
-        assert blank.status_code == 422
-        assert (await client.delete(f"/api/conversations/{ids[1]}")).status_code == 204
-        assert (await client.get(f"/api/conversations/{ids[1]}")).status_code == 404
-        left = (await client.get("/api/conversations")).json()["items"]
-        assert {c["id"] for c in left} == {ids[0], ids[2]}
-
-
-async def test_deleting_a_conversation_deletes_its_memory_too(
-    sample_kb: KnowledgeBase, tmp_path: Path
-) -> None:
-    settings = http_settings(tmp_path)
-    async with (
-        http_service(sample_kb, settings) as service,
-        service.client(service.add_user("minji")) as client,
-    ):
-        body = (await client.post("/api/chat", json={"query": QUESTION})).json()
-        conversation = body["conversation_id"]
-        thread = conversation_thread_id(conversation)
-        async with open_checkpointer(None, settings.data_dir / "memory.sqlite") as saver:
-            kept = await saver.aget_tuple({"configurable": {"thread_id": thread}})
-        assert kept is not None  # the turn was remembered under the conversation's thread
-        assert (await client.delete(f"/api/conversations/{conversation}")).status_code == 204
-        async with open_checkpointer(None, settings.data_dir / "memory.sqlite") as saver:
-            assert await saver.aget_tuple({"configurable": {"thread_id": thread}}) is None
-
-
 async def test_a_streamed_turn_sends_progress_then_final_in_order(
     sample_kb: KnowledgeBase, tmp_path: Path
 ) -> None:
@@ -294,7 +138,7 @@ async def test_a_streamed_turn_sends_progress_then_final_in_order(
         http_service(sample_kb, http_settings(tmp_path)) as service,
         service.client(service.add_user("minji")) as client,
     ):
-        response = await client.post("/api/chat", json={"query": QUESTION, "stream": True})
+        response = await client.post("/api/chat", json={"query": BACKUPS, "stream": True})
         assert response.headers["content-type"].startswith("text/event-stream")
         events = parse_sse(response.text)
         names = [name for name, _ in events]
@@ -321,7 +165,7 @@ async def test_a_client_that_leaves_mid_stream_does_not_lose_the_turn(
         service.client(service.add_user("minji")) as client,
     ):
         async with client.stream(
-            "POST", "/api/chat", json={"query": QUESTION, "stream": True}
+            "POST", "/api/chat", json={"query": BACKUPS, "stream": True}
         ) as response:
             async for line in response.aiter_lines():
                 if line.startswith("event: progress"):
@@ -339,7 +183,7 @@ async def test_feedback_and_usage(sample_kb: KnowledgeBase, tmp_path: Path) -> N
     async with http_service(sample_kb, http_settings(tmp_path)) as service:
         admin_token = service.add_user("boss", is_admin=True)
         async with service.client(service.add_user("minji")) as client:
-            answer = (await client.post("/api/chat", json={"query": QUESTION})).json()
+            answer = (await client.post("/api/chat", json={"query": BACKUPS})).json()
             vote = await client.post(
                 "/api/feedback",
                 json={
@@ -355,7 +199,7 @@ async def test_feedback_and_usage(sample_kb: KnowledgeBase, tmp_path: Path) -> N
             assert [(e.rating, e.voter, e.comment) for e in entries] == [
                 ("down", "minji", "출처가 오래됨")
             ]
-            assert entries[0].answer.question == QUESTION
+            assert entries[0].answer.question == BACKUPS
             await asyncio.wait_for(service.ctx.services.run.drain(), 10)  # type: ignore[attr-defined]
             mine = (await client.get("/api/usage")).json()
             assert mine["requests"] == 1
@@ -371,18 +215,6 @@ async def test_feedback_and_usage(sample_kb: KnowledgeBase, tmp_path: Path) -> N
             assert any(d["title"] for d in docs["documents"])
 
 
-async def test_conversations_survive_a_restart(sample_kb: KnowledgeBase, tmp_path: Path) -> None:
-    settings = http_settings(tmp_path, jwt_secret=None)  # the generated secret must persist too
-    async with http_service(sample_kb, settings) as service:
-        token = service.add_user("minji")
-        async with service.client(token) as client:
-            answer = (await client.post("/api/chat", json={"query": QUESTION})).json()
-    async with http_service(sample_kb, settings) as service, service.client(token) as client:
-        detail = await client.get(f"/api/conversations/{answer['conversation_id']}")
-        assert detail.status_code == 200
-        assert detail.json()["messages"][1]["content"] == answer["response"]
-
-
 async def test_ops_endpoints_and_docs(sample_kb: KnowledgeBase, tmp_path: Path) -> None:
     async with (
         http_service(sample_kb, http_settings(tmp_path)) as service,
@@ -392,26 +224,6 @@ async def test_ops_endpoints_and_docs(sample_kb: KnowledgeBase, tmp_path: Path) 
         schema = (await client.get("/openapi.json")).json()
         assert {"/api/chat", "/api/conversations", "/v1/chat/completions"} <= set(schema["paths"])
         assert (await client.get("/docs")).status_code == 200
-
-
-async def test_an_account_sees_only_the_documents_of_its_scopes(
-    kb: KnowledgeBase, tmp_path: Path
-) -> None:
-    from agent.retrieval.ingest import Ingestor
-    from tests.conftest import SAMPLES
-
-    Ingestor(kb).run([SAMPLES / "user-guide.ko.md"], scope="ops")
-    Ingestor(kb).run([SAMPLES / "glossary.txt"])  # public
-    async with http_service(kb, http_settings(tmp_path)) as service:
-        outsider = service.add_user("outsider")
-        insider = service.add_user("insider", scopes=("ops",))
-        seen = {}
-        for name, token in (("outsider", outsider), ("insider", insider)):
-            async with service.client(token) as client:
-                answer = (await client.post("/api/chat", json={"query": QUESTION})).json()
-                seen[name] = {s["source"] for s in answer["sources"]}
-        assert not any("user-guide.ko.md" in s for s in seen["outsider"])
-        assert any("user-guide.ko.md" in s for s in seen["insider"])
 
 
 async def test_a_database_that_fails_ends_the_turn_with_the_reason(
@@ -425,7 +237,7 @@ async def test_a_database_that_fails_ends_the_turn_with_the_reason(
         with sqlite3.connect(settings.data_dir / "http.sqlite") as db:
             db.execute("DROP TABLE teamrag_messages")  # the disk the messages lived on is gone
         async with service.client(token) as client:
-            response = await client.post("/api/chat", json={"query": QUESTION, "stream": True})
+            response = await client.post("/api/chat", json={"query": BACKUPS, "stream": True})
             assert response.status_code == 200
             final = parse_sse(response.text)[-1]
             assert final[0] == "final"

@@ -1,5 +1,6 @@
-"""Per-user memory on a real store, local fact extraction, the token plan, and
-bounded thread history.
+"""Per-user memory on a real store (remember, recall, forget), local fact extraction, and
+the profile rendered within its budget. The token plan is in test_memory_budget.py,
+bounded thread history in test_memory_trimming.py.
 
 Postgres cases use ``TEAMRAG_TEST_DATABASE_URL`` (default: the local test database),
 skip when it is unreachable, and work in a workspace of their own that they delete.
@@ -7,23 +8,15 @@ skip when it is unreachable, and work in a workspace of their own that they dele
 
 from __future__ import annotations
 
-import random
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from langchain_core.messages import (
-    AIMessage,
-    BaseMessage,
-    HumanMessage,
-    SystemMessage,
-    ToolMessage,
-)
 from langgraph.store.base import BaseStore
 
 from agent.memory.backends import open_store
-from agent.memory.budget import TokenPlan, count_tokens, fit_texts
+from agent.memory.budget import count_tokens
 from agent.memory.profile import (
     MAX_FREEFORM_FACTS,
     Fact,
@@ -34,7 +27,6 @@ from agent.memory.profile import (
     render_profile,
     user_namespace,
 )
-from agent.memory.trimming import extractive_summary, message_tokens, select_for_trim
 from tests.support.postgres_support import postgres_or_skip
 
 
@@ -294,135 +286,3 @@ def test_render_profile_keeps_within_the_budget() -> None:
         assert count_tokens(block) <= budget
         # The first facts (team, role) survive the cut, the last go first.
         assert full.startswith(block)
-
-
-# --- token counting and the plan --------------------------------------------------------
-
-
-def test_count_tokens_rule() -> None:
-    assert count_tokens("") == 0
-    assert count_tokens("   \n") == 0
-    assert count_tokens("결제팀") == 3  # one per Hangul syllable
-    assert count_tokens("I'm on the team") == 4  # one per short word
-    assert count_tokens("payments") == 2  # ceil(8 / 4)
-    assert count_tokens("API를") == 2
-    assert count_tokens("The quick brown fox jumps over the lazy dog.") == 12
-    korean = "Postgres 백업은 며칠 동안 보관되나요?"
-    assert count_tokens(korean * 3) == 3 * count_tokens(korean)
-
-
-@pytest.mark.parametrize("context", [1, 7, 100, 4096, 8000, 12800, 12801, 128_000])
-def test_token_plan_sums_to_the_context(context: int) -> None:
-    plan = TokenPlan.for_context(context)
-    assert plan.total == context
-    assert min(vars(plan).values()) >= 0
-
-
-def test_token_plan_has_the_seed_proportions() -> None:
-    assert TokenPlan.for_context(12800) == TokenPlan(640, 1280, 6400, 1920, 640, 1920)
-    assert TokenPlan.for_context() == TokenPlan(400, 800, 4000, 1200, 400, 1200)
-    with pytest.raises(ValueError):
-        TokenPlan.for_context(0)
-
-
-def test_fit_texts_keeps_order_and_cuts_the_last_at_a_sentence() -> None:
-    texts = ["one two three", "첫 문장입니다. 두 번째 문장은 훨씬 더 길어서 잘립니다.", "never"]
-    budget = count_tokens(texts[0]) + count_tokens("첫 문장입니다.") + 3
-    kept = fit_texts(texts, budget)
-    assert kept == ["one two three", "첫 문장입니다."]
-    assert fit_texts(texts, 10_000) == texts
-    assert fit_texts(texts, 0) == []
-
-
-def test_fit_texts_never_exceeds_the_budget() -> None:
-    rng = random.Random(7)
-    words = ["결제", "팀", "backup", "policy.", "WAL", "아카이브는", "30일", "retention!", "\n"]
-    texts = [" ".join(rng.choice(words) for _ in range(rng.randint(1, 60))) for _ in range(8)]
-    for budget in range(0, 200, 7):
-        kept = fit_texts(texts, budget)
-        assert sum(count_tokens(t) for t in kept) <= budget
-        if kept:
-            assert kept[:-1] == texts[: len(kept) - 1]
-            assert texts[len(kept) - 1].startswith(kept[-1])
-
-
-# --- bounded threads --------------------------------------------------------------------
-
-
-def _conversation(rng: random.Random, turns: int) -> list[BaseMessage]:
-    messages: list[BaseMessage] = [SystemMessage("system", id="sys")]
-    for turn in range(turns):
-        messages.append(
-            HumanMessage(f"question {turn} " + "단어 " * rng.randint(1, 80), id=f"h{turn}")
-        )
-        if rng.random() < 0.3:  # an answer that went through a tool first
-            messages.append(
-                AIMessage(
-                    "",
-                    id=f"c{turn}",
-                    tool_calls=[{"name": "search", "args": {}, "id": f"call{turn}"}],
-                )
-            )
-            messages.append(ToolMessage("results", tool_call_id=f"call{turn}", id=f"t{turn}"))
-        messages.append(
-            AIMessage(f"answer {turn}. " + "word " * rng.randint(1, 200), id=f"a{turn}")
-        )
-    return messages
-
-
-def test_select_for_trim_never_orphans_an_answer() -> None:
-    rng = random.Random(3)
-    for _ in range(200):
-        messages = _conversation(rng, rng.randint(0, 15))
-        keep_last, max_tokens = rng.randint(1, 14), rng.randint(50, 3000)
-        dropped = select_for_trim(messages, keep_last=keep_last, max_tokens=max_tokens)
-        history = [m for m in messages if not isinstance(m, SystemMessage)]
-        assert dropped == history[: len(dropped)]  # the oldest, in order
-        kept = history[len(dropped) :]
-        if kept:
-            assert isinstance(kept[0], HumanMessage)  # no answer without its question
-            assert kept[-1] is messages[-1]
-        exchanges = sum(isinstance(m, HumanMessage) for m in kept)
-        if exchanges > 1:
-            assert len(kept) <= keep_last
-            assert sum(message_tokens(m) for m in kept) <= max_tokens
-
-
-def test_select_for_trim_keeps_short_threads_and_the_latest_exchange() -> None:
-    short = [HumanMessage("hi", id="h"), AIMessage("hello", id="a")]
-    assert select_for_trim(short) == []
-    huge = [*short, HumanMessage("x" * 40_000, id="h2"), AIMessage("y", id="a2")]
-    assert select_for_trim(huge, max_tokens=100) == short
-
-
-def test_extractive_summary_is_bounded_and_keeps_the_newest() -> None:
-    summary = ""
-    for turn in range(50):
-        dropped = [
-            HumanMessage(
-                f"백업은 며칠 보관되나요 {turn}? 그리고 다른 질문도 있어요.", id=f"h{turn}"
-            ),
-            AIMessage(f"Thirty days {turn}. Nightly backups at 02:00.", id=f"a{turn}"),
-        ]
-        summary = extractive_summary(summary, dropped, max_chars=300)
-        assert len(summary) <= 300
-    lines = summary.splitlines()
-    assert lines[-2:] == ["Q: 백업은 며칠 보관되나요 49?", "A: Thirty days 49."]
-    assert all(line.startswith(("Q: ", "A: ")) for line in lines)
-    assert "Q: 백업은 며칠 보관되나요 0?" not in summary
-
-
-def test_extractive_summary_skips_tool_chatter_and_is_deterministic() -> None:
-    dropped: list[BaseMessage] = [
-        HumanMessage("What is the on-call rotation?\nMore details.", id="h"),
-        AIMessage("", id="c", tool_calls=[{"name": "search", "args": {}, "id": "1"}]),
-        ToolMessage("raw results", tool_call_id="1", id="t"),
-        AIMessage("Weekly, starting Monday. Handover at 10:00.", id="a"),
-    ]
-    first = extractive_summary("Q: earlier\nA: earlier answer", dropped)
-    assert first == (
-        "Q: earlier\nA: earlier answer\nQ: What is the on-call rotation?\n"
-        "A: Weekly, starting Monday."
-    )
-    assert extractive_summary("Q: earlier\nA: earlier answer", dropped) == first
-    assert len(extractive_summary("", [HumanMessage("z" * 5000, id="h")], max_chars=100)) <= 100

@@ -18,8 +18,8 @@ import pytest
 
 from agent.memory import backends
 from agent.memory.backends import MemoryBackendError, open_checkpointer, open_store
+from tests.support.memory_support import ask, build_graph, thread_texts
 from tests.support.postgres_support import PG_URL
-from tests.test_memory_backends import ask, build_graph, thread_texts
 
 
 @pytest.fixture

@@ -32,7 +32,8 @@ from agent.coordination.redis_connection import RedisConnection
 from agent.events import Final
 from agent.retrieval.knowledge_base import KnowledgeBase
 from tests.fakes.openai_server import FakeOpenAI
-from tests.fakes.slack_server import TEAM, FakeSlack, Message
+from tests.fakes.slack_chat import Message
+from tests.fakes.slack_server import TEAM, FakeSlack
 from tests.support.agent_support import script_answer
 from tests.support.redis_support import RedisServer
 from tests.support.slack_support import CHANNEL, DM, SlackHarness, slack_bot, until

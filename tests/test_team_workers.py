@@ -12,7 +12,8 @@ import uuid
 
 from adapters.chat.phrases import phrase
 from tests.fakes.openai_server import FakeOpenAI
-from tests.fakes.slack_server import BOT_USER, Message
+from tests.fakes.slack_chat import Message
+from tests.fakes.slack_server import BOT_USER
 from tests.support.agent_support import analysis, request_text
 from tests.support.redis_support import RedisServer
 from tests.support.slack_support import until

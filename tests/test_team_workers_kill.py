@@ -13,7 +13,7 @@ from typing import cast
 import redis
 
 from tests.fakes.openai_server import FakeOpenAI
-from tests.fakes.slack_server import Message
+from tests.fakes.slack_chat import Message
 from tests.support.deployment import CLAIM_S
 from tests.support.slack_support import until
 from tests.support.team_support import Asker, World, ask, texts

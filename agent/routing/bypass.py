@@ -49,7 +49,7 @@ DOCUMENTS_MATCH_TO_THE_BOT = 0.8
 
 # The encoder's best cosine between a message and one chunk. Measured on the mixed
 # KorQuAD + XQuAD index and the sample knowledge base: the 25 held-out chit-chat and
-# drafting requests of tests/test_intent.py that are no pleasantry reached 0.14-0.32
+# drafting requests of tests/support/intent_heldout.py that are no pleasantry reached 0.14-0.32
 # (median 0.21 and 0.19; drafting requests have a route of their own), "what's your
 # name?" 0.21; the 300 cross-language questions of benchmarks/data/crosslingual.json
 # 0.18-0.65 (median 0.38, 86 % at or above 0.30), the four of them the prototypes took

@@ -20,7 +20,7 @@ ROUTES: tuple[Route, ...] = get_args(Route)
 
 # Both languages for every route: a Korean message should not win a route just
 # because that route happens to have more Korean examples. The evaluation set in
-# tests/test_intent.py is written separately; do not copy its lines here.
+# tests/support/intent_heldout.py is written separately; do not copy its lines here.
 PROTOTYPES: dict[Route, tuple[str, ...]] = {
     "smalltalk": (
         "hello",

@@ -34,7 +34,8 @@ from tests.fakes.discord_wire import (
 )
 
 if TYPE_CHECKING:
-    from tests.fakes.discord_server import FakeDiscord, InteractionState
+    from tests.fakes.discord_model import InteractionState
+    from tests.fakes.discord_server import FakeDiscord
 
 CHAT_INPUT_COMMAND = 20
 

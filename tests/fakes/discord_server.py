@@ -4,8 +4,8 @@ The real discord.py client logs in (``/users/@me``, ``/oauth2/applications/@me``
 syncs its commands, connects to the gateway (:mod:`tests.fakes.discord_gateway`) and
 then gets what a test injects: slash and message commands, button clicks, messages.
 Everything it sends back is recorded (:attr:`FakeDiscord.calls`) and applied to a small model of
-Discord (messages with their content, embeds and buttons; threads; interaction
-responses), so a test asserts on what a user would see.
+Discord (:mod:`tests.fakes.discord_model`: messages with their content, embeds and
+buttons; threads; interaction responses), so a test asserts on what a user would see.
 
 Like Discord, the fake refuses what Discord refuses: content over 2,000 characters,
 embed descriptions over 4,096, more than 10 embeds or 6,000 embed characters in a
@@ -26,23 +26,20 @@ import re
 import threading
 import time
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
 
 from tests.fakes.background import BackgroundApp
 from tests.fakes.discord_gateway import Gateway, NotConnected
+from tests.fakes.discord_model import DiscordModel, InteractionState
 from tests.fakes.discord_payloads import (
     BOT,
-    BOT_ID,
     Guild,
     Person,
-    dm_channel,
     interaction_payload,
     message_payload,
     snowflake,
-    thread_payload,
 )
 from tests.fakes.discord_rest import add_routes
 from tests.fakes.discord_wire import HELD, Call, Failure, Failures, Hold, Holds, recording
@@ -58,21 +55,7 @@ BOB = Person(1_100_000_000_000_000_101, "bob")
 OTHER_BOT = Person(1_100_000_000_000_000_102, "otherbot", bot=True)
 
 
-@dataclass
-class InteractionState:
-    id: int
-    token: str
-    channel_id: int
-    guild_id: int | None
-    person: Person
-    expired: bool = False
-    token_uses: int | None = None  # webhook calls allowed before the token dies
-    acked: bool = False
-    original_id: int | None = None
-    followup_ids: list[int] = field(default_factory=list)
-
-
-class FakeDiscord:
+class FakeDiscord(DiscordModel):
     def __init__(self) -> None:
         self.guilds: dict[int, Guild] = {}
         self.channels: dict[int, dict[str, Any]] = {}
@@ -301,43 +284,7 @@ class FakeDiscord:
         events = [(self._events[i][0], self._events[i][1]) for i in replay]
         await self._on_fake_loop(self.gateway.reconnect(guild_id, events))
 
-    # -- what a test reads ---------------------------------------------------------
-
-    def message(self, message_id: int) -> dict[str, Any]:
-        with self.lock:
-            return copy.deepcopy(self.messages[message_id])
-
-    def channel_messages(self, channel_id: int) -> list[dict[str, Any]]:
-        with self.lock:
-            found = [m for m in self.messages.values() if int(m["channel_id"]) == channel_id]
-            return copy.deepcopy(sorted(found, key=lambda m: int(m["id"])))
-
-    def bot_messages(self, channel_id: int) -> list[dict[str, Any]]:
-        return [m for m in self.channel_messages(channel_id) if int(m["author"]["id"]) == BOT_ID]
-
-    def original(self, interaction_id: int) -> dict[str, Any] | None:
-        state = self.interactions[interaction_id]
-        return None if state.original_id is None else self.message(state.original_id)
-
-    def followups(self, interaction_id: int) -> list[dict[str, Any]]:
-        """The interaction's followups that still exist, oldest first."""
-        with self.lock:
-            ids = [i for i in self.interactions[interaction_id].followup_ids if i in self.messages]
-        return [self.message(i) for i in ids]
-
-    def calls_to(self, route: str) -> list[Call]:
-        with self.lock:
-            return [c for c in self.calls if c.route == route]
-
-    def thread_of(self, message_id: int) -> dict[str, Any] | None:
-        """The thread started from a message (a thread has its starter message's id)."""
-        with self.lock:
-            return copy.deepcopy(self.channels.get(message_id))
-
     # -- inside the fake -----------------------------------------------------------
-
-    def _guild_of(self, channel_id: int) -> Guild:
-        return self.guilds[int(self.channels[channel_id]["guild_id"])]
 
     def _command(self, name: str, guild_id: int | None) -> dict[str, Any]:
         with self.lock:
@@ -346,14 +293,6 @@ class FakeDiscord:
                     if command["name"] == name:
                         return command
         raise AssertionError(f"/{name} was never synced to the fake Discord")
-
-    def dm_channel_for(self, person: Person) -> int:
-        with self.lock:
-            if person.id not in self.dm_channels:
-                channel_id = snowflake()
-                self.dm_channels[person.id] = channel_id
-                self.channels[channel_id] = dm_channel(channel_id, person)
-            return self.dm_channels[person.id]
 
     async def _interact(
         self,
@@ -404,28 +343,6 @@ class FakeDiscord:
             await self.gateway.dispatch(name, payload, guild_id)
 
         await self._on_fake_loop(send())
-
-    def _guild_creates(self, shard_id: int, shard_count: int) -> list[dict[str, Any]]:
-        with self.lock:
-            return [
-                guild.create_payload(
-                    [
-                        copy.deepcopy(self.channels[t])
-                        for t in self.threads
-                        if int(self.channels[t]["guild_id"]) == guild.id
-                    ]
-                )
-                for guild in self.guilds.values()
-                if (guild.id >> 22) % shard_count == shard_id
-            ]
-
-    def new_thread(self, parent: int, message_id: int, name: str, archive: int) -> dict[str, Any]:
-        guild = self._guild_of(parent)
-        thread = thread_payload(message_id, guild.id, parent, name, BOT_ID, archive)
-        with self.lock:
-            self.channels[message_id] = thread
-            self.threads.append(message_id)
-        return thread
 
     async def dispatch(self, name: str, payload: dict[str, Any], guild_id: int | None) -> None:
         """Send an event from inside a request handler (on the fake's own loop); with no

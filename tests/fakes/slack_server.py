@@ -2,8 +2,9 @@
 
 The real ``AsyncWebClient`` (and Bolt, and the Socket Mode client) talk to it at
 ``base_url``. It records every call, keeps the messages as a user would see them
-(posted, streamed, edited), rejects what real Slack rejects where that is cheap to
-check (the limits in :mod:`tests.fakes.slack_limits`: ``invalid_blocks``; a stream
+(posted, streamed, edited: :mod:`tests.fakes.slack_chat`) and the history people wrote
+(:mod:`tests.fakes.slack_history`), rejects what real Slack rejects where that is cheap
+to check (the limits in :mod:`tests.fakes.slack_limits`: ``invalid_blocks``; a stream
 that is not streaming: ``message_not_in_streaming_state``), and can be told to fail a
 method with a 429 and ``Retry-After`` or any Slack error, or to hold a call unanswered
 (:meth:`FakeSlack.hold`: the request a worker has in flight when it is killed).
@@ -12,7 +13,6 @@ method with a 429 and ``Retry-After`` or any Slack error, or to hold a call unan
 from __future__ import annotations
 
 import asyncio
-import itertools
 import json
 import threading
 import time
@@ -24,8 +24,9 @@ from urllib.parse import parse_qsl
 from aiohttp import WSMsgType, web
 
 from tests.fakes.background import BackgroundApp
+from tests.fakes.slack_chat import ChatAPI, Message
 from tests.fakes.slack_history import HistoryAPI
-from tests.fakes.slack_limits import MARKDOWN_TOTAL, block_problems, chunk_problems, texts
+from tests.fakes.slack_limits import block_problems
 
 BOT_TOKEN = "xoxb-test-token"
 APP_TOKEN = "xapp-test-token"
@@ -68,40 +69,6 @@ class Call:
 
 
 @dataclass
-class Message:
-    """A message as its readers see it now."""
-
-    channel: str
-    ts: str
-    thread_ts: str | None
-    text: str = ""
-    blocks: list[dict[str, Any]] = field(default_factory=list)
-    stream_text: str = ""  # markdown appended by a stream
-    tasks: dict[str, tuple[str, str]] = field(default_factory=dict)  # id -> (title, status)
-    state: str = "posted"  # posted, streaming, stopped
-    edits: int = 0
-    metadata: dict[str, Any] | None = None
-
-    @property
-    def markdown(self) -> str:
-        """The answer text shown: streamed text, then markdown blocks."""
-        blocks = "".join(b.get("text", "") for b in self.blocks if b.get("type") == "markdown")
-        return self.stream_text + blocks
-
-    def block_texts(self) -> list[str]:
-        return list(texts(self.blocks))
-
-    def feedback_values(self) -> list[str]:
-        values = []
-        for block in self.blocks:
-            for element in block.get("elements", []):
-                if element.get("type") == "feedback_buttons":
-                    values += [element["positive_button"]["value"]]
-                    values += [element["negative_button"]["value"]]
-        return values
-
-
-@dataclass
 class _Failure:
     error: str
     status: int
@@ -117,27 +84,23 @@ class _Hold:
     held: list[Call] = field(default_factory=list)
 
 
-class FakeSlack(HistoryAPI):
+class FakeSlack(ChatAPI, HistoryAPI):
     """Start with :meth:`start`; point clients at :attr:`base_url`."""
 
     def __init__(self) -> None:
         self.calls: list[Call] = []
-        self.messages: dict[str, Message] = {}
         self.socket_acks: list[dict[str, Any]] = []
         self.missing_args: list[tuple[str, str]] = []  # (method, argument)
-        self.views: dict[str, dict[str, Any]] = {}  # user -> the App Home view published
-        self.admins: set[str] = set()
-        self.locales: dict[str, str] = {}  # user -> Slack locale ("ko-KR")
         self.base_url = ""
         self.root = ""
         self._failures: dict[str, list[_Failure]] = {}
         self._holds: list[_Hold] = []
         self._released: asyncio.Event | None = None  # on the fake's loop, once serving
         self._server_loop: asyncio.AbstractEventLoop | None = None
-        self._ts = itertools.count(1)
         self._lock = threading.Lock()
         self._sockets: list[web.WebSocketResponse] = []
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._init_chat()
         self._init_history()
         app = web.Application(client_max_size=8 * 1024 * 1024)
         app.router.add_post("/api/{method}", self._api)
@@ -321,9 +284,6 @@ class FakeSlack(HistoryAPI):
                     return failure
         return None
 
-    def _new_ts(self) -> str:
-        return f"1800000000.{next(self._ts):06d}"
-
     def _auth_test(self, args: dict[str, Any]) -> dict[str, Any]:
         return {
             "url": "https://teamrag-test.slack.com/",
@@ -337,123 +297,6 @@ class FakeSlack(HistoryAPI):
 
     def _apps_connections_open(self, args: dict[str, Any]) -> dict[str, Any]:
         return {"url": self.root.replace("http://", "ws://") + "/socket"}
-
-    def _chat_postMessage(self, args: dict[str, Any]) -> dict[str, Any]:
-        problems = self._message_problems(args)
-        if problems:
-            return problems
-        message = Message(
-            channel=str(args["channel"]),
-            ts=self._new_ts(),
-            thread_ts=args.get("thread_ts") or None,
-            text=str(args.get("text") or ""),
-            blocks=list(args.get("blocks") or []),
-            metadata=_json(args.get("metadata")),
-        )
-        self.messages[message.ts] = message
-        return {"channel": message.channel, "ts": message.ts, "message": {"text": message.text}}
-
-    def _chat_update(self, args: dict[str, Any]) -> dict[str, Any]:
-        problems = self._message_problems(args)
-        if problems:
-            return problems
-        message = self.messages.get(str(args.get("ts")))
-        if message is None or message.channel != args.get("channel"):
-            return {"ok": False, "error": "message_not_found"}
-        message.text = str(args.get("text") or "")
-        message.blocks = list(args.get("blocks") or [])
-        message.stream_text = ""  # an edit replaces everything the message showed
-        message.edits += 1
-        if args.get("metadata"):
-            message.metadata = _json(args["metadata"])
-        return {"channel": message.channel, "ts": message.ts}
-
-    def _chat_delete(self, args: dict[str, Any]) -> dict[str, Any]:
-        message = self.messages.get(str(args.get("ts")))
-        if message is None or message.channel != args.get("channel"):
-            return {"ok": False, "error": "message_not_found"}
-        del self.messages[message.ts]
-        return {"channel": message.channel, "ts": message.ts}
-
-    def _chat_postEphemeral(self, args: dict[str, Any]) -> dict[str, Any]:
-        problems = self._message_problems(args)
-        if problems:
-            return problems
-        if not args.get("user"):
-            return {"ok": False, "error": "user_not_in_channel"}
-        return {"message_ts": self._new_ts()}
-
-    def _chat_startStream(self, args: dict[str, Any]) -> dict[str, Any]:
-        channel = str(args.get("channel", ""))
-        if not args.get("thread_ts"):
-            return {"ok": False, "error": "invalid_arguments"}
-        in_channel = channel[:1] in ("C", "G")
-        if in_channel and not (args.get("recipient_team_id") and args.get("recipient_user_id")):
-            return {"ok": False, "error": "invalid_arguments"}
-        problems = chunk_problems(args.get("chunks"))
-        if problems:
-            return {"ok": False, "error": "invalid_chunks", "errors": problems}
-        message = Message(channel, self._new_ts(), str(args["thread_ts"]), state="streaming")
-        self._apply_chunks(message, args)
-        self.messages[message.ts] = message
-        return {"channel": channel, "ts": message.ts}
-
-    def _chat_appendStream(self, args: dict[str, Any]) -> dict[str, Any]:
-        message = self._streaming(args)
-        if isinstance(message, dict):
-            return message
-        problems = chunk_problems(args.get("chunks"))
-        if problems:
-            return {"ok": False, "error": "invalid_chunks", "errors": problems}
-        self._apply_chunks(message, args)
-        return {"channel": message.channel, "ts": message.ts}
-
-    def _chat_stopStream(self, args: dict[str, Any]) -> dict[str, Any]:
-        message = self._streaming(args)
-        if isinstance(message, dict):
-            return message
-        problems = chunk_problems(args.get("chunks")) + block_problems(args.get("blocks") or [])
-        if problems:
-            return {"ok": False, "error": "invalid_blocks", "errors": problems}
-        self._apply_chunks(message, args)
-        if len(message.stream_text) > MARKDOWN_TOTAL:
-            return {"ok": False, "error": "msg_too_long"}
-        message.blocks = list(args.get("blocks") or [])
-        message.state = "stopped"
-        return {"channel": message.channel, "ts": message.ts}
-
-    def _assistant_threads_setStatus(self, args: dict[str, Any]) -> dict[str, Any]:
-        if not args.get("channel_id") or not args.get("thread_ts") or "status" not in args:
-            return {"ok": False, "error": "invalid_arguments"}
-        return {}
-
-    def _assistant_threads_setSuggestedPrompts(self, args: dict[str, Any]) -> dict[str, Any]:
-        prompts = _json(args["prompts"])
-        if not isinstance(prompts, list) or not 1 <= len(prompts) <= 4:
-            return {"ok": False, "error": "invalid_arguments"}
-        if any(not p.get("title") or not p.get("message") for p in prompts):
-            return {"ok": False, "error": "invalid_arguments"}
-        return {}
-
-    def _assistant_threads_setTitle(self, args: dict[str, Any]) -> dict[str, Any]:
-        return {}
-
-    def _views_publish(self, args: dict[str, Any]) -> dict[str, Any]:
-        view = _json(args["view"])
-        if view.get("type") != "home" or not 1 <= len(view.get("blocks") or []) <= 100:
-            return {"ok": False, "error": "invalid_arguments"}
-        problems = block_problems(view["blocks"])
-        if problems:
-            return {"ok": False, "error": "invalid_blocks", "errors": problems}
-        self.views[str(args["user_id"])] = view
-        return {"view": view}
-
-    def _users_info(self, args: dict[str, Any]) -> dict[str, Any]:
-        user = str(args["user"])
-        info = {"id": user, "name": user.lower(), "is_admin": user in self.admins}
-        if args.get("include_locale") in (True, "true", "1", 1):
-            info["locale"] = self.locales.get(user, "en-US")
-        return {"user": info}
 
     def _conversations_replies(self, args: dict[str, Any]) -> dict[str, Any]:
         """People's messages (the history) and the bot's own, as Slack keeps both."""
@@ -470,36 +313,6 @@ class FakeSlack(HistoryAPI):
         people = [m for m in self.history.get(channel, []) if ts in (m["ts"], m.get("thread_ts"))]
         thread = sorted(people + own, key=lambda m: float(m["ts"]))
         return {"messages": thread, "has_more": False, "response_metadata": {"next_cursor": ""}}
-
-    def _streaming(self, args: dict[str, Any]) -> Message | dict[str, Any]:
-        message = self.messages.get(str(args.get("ts")))
-        if message is None:
-            return {"ok": False, "error": "message_not_found"}
-        if message.state != "streaming":
-            return {"ok": False, "error": "message_not_in_streaming_state"}
-        return message
-
-    @staticmethod
-    def _apply_chunks(message: Message, args: dict[str, Any]) -> None:
-        message.stream_text += str(args.get("markdown_text") or "")
-        for chunk in args.get("chunks") or []:
-            if chunk["type"] == "markdown_text":
-                message.stream_text += chunk["text"]
-            elif chunk["type"] == "task_update":
-                message.tasks[chunk["id"]] = (chunk["title"], chunk["status"])
-
-    @staticmethod
-    def _message_problems(args: dict[str, Any]) -> dict[str, Any] | None:
-        if not args.get("channel"):
-            return {"ok": False, "error": "channel_not_found"}
-        if not args.get("text") and not args.get("blocks"):
-            return {"ok": False, "error": "no_text"}
-        if len(str(args.get("text") or "")) > 40_000:
-            return {"ok": False, "error": "msg_too_long"}
-        problems = block_problems(args.get("blocks") or [])
-        if problems:
-            return {"ok": False, "error": "invalid_blocks", "errors": problems}
-        return None
 
     # --- response URLs and Socket Mode -------------------------------------------------------
 
@@ -538,11 +351,6 @@ class FakeSlack(HistoryAPI):
             if frame.type == WSMsgType.TEXT:
                 self.socket_acks.append(json.loads(frame.data))
         return ws
-
-
-def _json(value: Any) -> Any:
-    """A structured argument, whether sent in a JSON body or as a JSON string in a form."""
-    return json.loads(value) if isinstance(value, str) else value
 
 
 async def _arguments(request: web.Request) -> dict[str, Any]:

@@ -155,3 +155,11 @@ FOLLOW_UP_ANSWERS = (
     "Postgres backups are kept for 35 days [1].",
     "The handover is in the #oncall-handover channel [1].",
 )
+
+# A question the sample ops handbook answers on p. 4 (35 days).
+BACKUPS = "Postgres 백업은 며칠 동안 보관되나요?"
+
+
+def answer_everything(llm: FakeOpenAI) -> None:
+    """The happy path: a knowledge route, enough evidence, one cited answer, a pass."""
+    script_answer(llm, "Backups are kept for 35 days [1].")

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tests.fakes.openai_server import FakeOpenAI
-from tests.fakes.slack_server import BOT_USER, FakeSlack, Message
+from tests.fakes.slack_chat import Message
+from tests.fakes.slack_server import BOT_USER, FakeSlack
 from tests.support.agent_support import request_text
 from tests.support.slack_support import SlackSender, until
 from tests.support.workers_support import Team, slack_id

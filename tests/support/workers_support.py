@@ -47,7 +47,8 @@ from agent.retrieval.knowledge_base import KnowledgeBase, collection_name
 from agent.retrieval.vectors import VectorStore
 from bots.slack_bot import EVENTS_PATH
 from tests.fakes.openai_server import FakeOpenAI, Reply
-from tests.fakes.slack_server import BOT_TOKEN, FakeSlack, Message
+from tests.fakes.slack_chat import Message
+from tests.fakes.slack_server import BOT_TOKEN, FakeSlack
 from tests.support.agent_support import analysis, request_text, review, verdict
 from tests.support.postgres_support import PG_URL, postgres_reachable
 from tests.support.postgres_support import postgres_or_skip as shared_postgres_or_skip
