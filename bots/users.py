@@ -139,6 +139,4 @@ def token(
         raise fail(f"no account named {name!r}: add it with `teamrag users add {name}`", 2)
     if account.disabled:
         raise fail(f"the account {name!r} is disabled", 2)
-    print(
-        tokens(settings_or_exit()).issue(name, generation=account.token_generation, days=days)
-    )
+    print(tokens(settings_or_exit()).issue(name, generation=account.token_generation, days=days))
