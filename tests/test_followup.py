@@ -7,20 +7,16 @@ shipped samples, and reads the answer, its citation and the progress line.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
-
 import pytest
 
 from agent.answers.kind import asked_kind
 from agent.events import Progress, Turn
 from agent.retrieval.embeddings import UniversalSentenceEncoder
-from agent.retrieval.knowledge_base import KnowledgeBase
 from agent.routing.counterparts import Similarity, encoder_similarity
 from agent.routing.followup import resolve
 from agent.runner import Runner
 from agent.wording.progress import message
-from tests.support.agent_support import agent, collect
+from tests.support.agent_support import collect
 
 
 @pytest.fixture(scope="module")
@@ -130,10 +126,7 @@ def test_nothing_to_resolve_against_and_long_messages() -> None:
 # --- through the runner ------------------------------------------------------------------
 
 
-@pytest.fixture
-async def runner(sample_kb: KnowledgeBase, tmp_path: Path) -> AsyncIterator[Runner]:
-    async with agent(sample_kb, tmp_path) as built:
-        yield built
+# The runner fixture is the shared one (tests/support/extractive_support.py, via conftest).
 
 
 @pytest.mark.parametrize(
