@@ -37,6 +37,10 @@ from agent.wording.progress import message
         ("노트북 어디서 받아요?", "place"),
         ("What is the deploy freeze?", None),
         ("왜 빌드가 실패해요?", None),
+        ("워커 재시작 명령어 뭐예요?", "command"),
+        ("what's the command to restart the worker?", "command"),
+        ("what do i type to roll back?", "command"),
+        ("What is the command center?", None),  # a name, not a command asked for
     ],
 )
 def test_the_kind_a_question_asks_for(question: str, kind: str | None) -> None:
@@ -62,6 +66,12 @@ def test_the_kind_a_question_asks_for(question: str, kind: str | None) -> None:
         ("팀 채널에 스레드로 남겨 주세요.", "address", False),
         ("Triage runs on Tuesdays.", "when", True),
         ("Approved by Kim Min-ji (김민지).", "person", True),
+        ("Run `make deploy` from the repo root.", "command", True),
+        ("Type /oncall swap in any channel.", "command", True),
+        ("Logs live under /var/log/app.", "command", False),
+        ("Reviews take about one business day.", "duration", True),
+        ("택배는 사흘 안에 찾아가야 합니다.", "duration", True),
+        ("리뷰는 보통 하루면 끝나요.", "duration", True),
     ],
 )
 def test_whether_a_sentence_holds_that_kind(sentence: str, kind: str, holds: bool) -> None:
@@ -71,6 +81,15 @@ def test_whether_a_sentence_holds_that_kind(sentence: str, kind: str, holds: boo
 def test_the_words_that_ask_are_not_what_the_question_is_about() -> None:
     assert "몇" not in without_asking("나이틀리 보통 몇시에 뽑혀요?")
     assert "how long" not in without_asking("how long are audit logs kept?")
+
+
+def test_the_words_between_the_asking_ones_stay_the_subject() -> None:
+    """ "what's the *deploy* command" asks about deploys: the words that ask go, the
+    subject between them stays for the lead to hold."""
+    kept = without_asking("what's the deploy command for staging?")
+    assert "deploy" in kept and "command" not in kept and "what" not in kept
+    kept = without_asking("which release channel do the builds go to?")
+    assert "release" in kept and "channel" not in kept
 
 
 def test_a_lead_without_the_asked_kind_does_not_answer_whatever_it_shares() -> None:

@@ -15,6 +15,7 @@ import re
 from typing import Literal
 
 Kind = Literal[
+    "command",
     "clock",
     "when",
     "duration",
@@ -31,12 +32,23 @@ Kind = Literal[
 # is either in the sentence or not. A place or a person can be named in too many ways
 # ("your team lead", "the IT desk") to refuse a quote that lacks the usual shapes.
 STRICT: frozenset[Kind] = frozenset(
-    {"clock", "when", "duration", "frequency", "amount", "percent", "count", "address"}
+    {"command", "clock", "when", "duration", "frequency", "amount", "percent", "count", "address"}
 )
 
 _I = re.IGNORECASE
 # The question side, most specific first: "몇 시" before "몇", "얼마나 오래" before "얼마".
 _ASKS: list[tuple[Kind, re.Pattern[str]]] = [
+    # A command asked for by name: answered only by one written out (`/incident declare`,
+    # `git push --force`), whatever language is around it.
+    (
+        "command",
+        re.compile(
+            r"명령어|커맨드|\b(?:which|what)(?:'s| is|s)?(?P<c>(?: [\w-]{1,20}){0,2}) command"
+            r"(?:\s(?:to|for|that|i|we|you)\b|\s?[?.!]|$)"
+            r"|\bwhat (?:do|should) i (?:type|run)\b",
+            _I,
+        ),
+    ),
     ("percent", re.compile(r"몇\s?퍼|몇\s?%|퍼센트|비율|percent|percentage|what %", _I)),
     ("clock", re.compile(r"몇\s?시(?!간)|what time|몇시", _I)),
     (
@@ -80,8 +92,9 @@ _ASKS: list[tuple[Kind, re.Pattern[str]]] = [
         re.compile(
             r"(?:채널|주소|메일|이메일|링크|사이트|url)\s?(?:이|가|은|는|을|를)?\s?"
             r"(?:뭐|무엇|어디|알려)|어느\s?(?:[가-힣A-Za-z]{1,6}\s)?채널"
-            r"|\b(?:which|what)(?:'s| is| are)?(?: [\w-]{1,20}){0,2} (?:channel|e-?mail|address"
-            r"|url|link|website)\b|\bwhat(?:'s| is|s) the (?:[\w-]{1,20} ){0,2}(?:channel|e-?mail"
+            r"|\b(?:which|what)(?:'s| is| are)?(?P<a>(?: [\w-]{1,20}){0,2}) (?:channel|e-?mail"
+            r"|address|url|link|website)\b|\bwhat(?:'s| is|s) the (?P<b>(?:[\w-]{1,20} ){0,2})"
+            r"(?:channel|e-?mail"
             r"|address|url|link)\b",
             _I,
         ),
@@ -108,6 +121,9 @@ _CLOCK = (
 )
 _UNIT = (
     r"\d[\d,.]{0,20}\s?(?:분|시간|일|주|개월|달|년|영업일|초)"
+    r"|(?:한|두|세|네)\s?(?:시간|달)|하루|이틀|사흘|나흘|보름"
+    r"|\b(?:an?|one|two|three|four|five|six|seven|eight|nine|ten|twelve)\s"
+    r"(?:business |working )?(?:minutes?|hours?|days?|weeks?|months?|years?)\b"
     r"|\d[\d,.]{0,20}\s?(?:business |working |calendar )?"
     r"(?:minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?|seconds?)\b"
     r"|D-\d{1,6}"
@@ -139,12 +155,16 @@ _PERSON = (
     r"|\bCEO\b|\bCTO\b|\bhead of\b"
 )
 
+# Code written out: in backticks, or a slash command at the start of a word.
+_COMMAND = r"`[^`\n]{1,80}`|(?<![\w/.])/[a-z][\w-]{1,30}\b(?!/)"
+
 _ADDRESS = (
     r"#[\w-]{2,80}|[\w.+-]{1,64}@[\w-]{1,63}\.\w|https?://\S"
     r"|\b[\w-]{1,63}\.(?:example|com|net|org|io|kr|co|dev|app)\b"
 )
 
 _HOLDS: dict[Kind, re.Pattern[str]] = {
+    "command": re.compile(_COMMAND, _I),
     "address": re.compile(_ADDRESS, _I),
     "clock": re.compile(_CLOCK, _I),
     "when": re.compile(f"{_CLOCK}|{_UNIT}|{_WEEKDAY}|{_FREQUENCY}", _I),
@@ -171,8 +191,14 @@ def without_asking(question: str) -> str:
     """``question`` without the words that ask for the kind ("몇 시", "how long"): they say
     what shape the answer has, not what it is about."""
     for _, pattern in _ASKS:
-        question = pattern.sub(" ", question)
+        question = pattern.sub(_what_it_is_about, question)
     return question
+
+
+def _what_it_is_about(match: re.Match[str]) -> str:
+    """The words between the asking ones ("what's the *slack* command"): the subject."""
+    kept = (words for words in match.groupdict().values() if words)
+    return f" {' '.join(kept)} "
 
 
 def holds_kind(text: str, kind: Kind) -> bool:
