@@ -11,8 +11,7 @@ import pytest
 
 from agent.answers.kind import asked_kind
 from agent.events import Progress, Turn
-from agent.retrieval.embeddings import UniversalSentenceEncoder
-from agent.routing.counterparts import Similarity, encoder_similarity
+from agent.retrieval.embeddings import Similarity, UniversalSentenceEncoder, encoder_similarity
 from agent.routing.followup import resolve
 from agent.runner import Runner
 from agent.wording.progress import message

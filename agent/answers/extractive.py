@@ -15,7 +15,7 @@ from agent.answers.candidates import Candidate, beside, quotable
 from agent.answers.kind import STRICT, asked_kind, holds_kind
 from agent.answers.lead import Nearest, TermIds, judge_lead
 from agent.glossary.glossary import Glossary
-from agent.retrieval.embeddings import Embedder, QueryMemo
+from agent.retrieval.embeddings import Embedder, QueryMemo, encoder_similarity
 from agent.retrieval.tokenizer import tokenize, words
 from agent.retrieval.types import Chunk, SearchHit
 from agent.wording.language import Language, detect_language
@@ -143,6 +143,8 @@ def extractive_answer(
     )
     chosen = _choose(candidates, scores, overlaps, subjects, cosines, max_sentences)
 
+    nearest = _nearest(embedder)
+
     def answers(i: int) -> bool:
         chunk = hits[candidates[i].rank].chunk
         return judge_lead(
@@ -154,7 +156,7 @@ def extractive_answer(
             term_ids=term_ids,
             counterparts=bridge,
             nearby=beside(candidates, i),
-            nearest=_nearest(embedder),
+            nearest=nearest,
         ).answers
 
     # The answer comes first: when the best-scored sentence does not answer and one quoted
@@ -191,10 +193,10 @@ _WORDS = QueryMemo(size=5_000)
 
 
 def _nearest(embedder: Embedder) -> Nearest:
+    similarity = encoder_similarity(embedder, _WORDS)
+
     def nearest(terms: Sequence[str], others: Sequence[str]) -> list[float]:
-        vectors = _WORDS.many([*terms, *others], embedder.embed_documents)
-        cosines = vectors[: len(terms)] @ vectors[len(terms) :].T
-        return [float(row.max()) for row in cosines]
+        return [float(row.max()) for row in similarity(terms, others)]
 
     return nearest
 
@@ -295,16 +297,15 @@ def _scores(
         # under "Closing and postmortem" answers a question about the postmortem.
         heading = headings[candidate.heading]
         translated = detect_language(candidate.text) != language
-        overlap = sum(w * held(t, sentence_tokens, translated) for t, w in weight.items()) / mass
+        holds = {t: held(t, sentence_tokens, translated) for t in weight}
+        overlap = sum(w * holds[t] for t, w in weight.items()) / mass
         under = sum(w for t, w in weight.items() if t in heading and t not in sentence_tokens)
         similarity = float(cosine)
         meaning = 1 - _OVERLAP_WEIGHT
         if translated:
             # Term overlap cannot see a translation: the share of the question that such
             # a sentence may hold in other words is for the cosine to judge.
-            unseen = sum(
-                w for t, w in weight.items() if t in worded and not held(t, sentence_tokens, True)
-            )
+            unseen = sum(w for t, w in weight.items() if t in worded and not holds[t])
             meaning += _TRANSLATED * _OVERLAP_WEIGHT * unseen / mass
         # What the sentence says of the question's words, itself or through its context: a
         # sentence under a heading (or in a definition) that names the subject is on it.

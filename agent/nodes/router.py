@@ -31,6 +31,7 @@ from agent.nodes.common import (
 from agent.nodes.entry import has_history
 from agent.nodes.retrieve import prefetch
 from agent.prompts import analysis_messages
+from agent.retrieval.embeddings import encoder_similarity
 from agent.routing.bypass import (
     ANY_QUESTION,
     Needed,
@@ -39,7 +40,6 @@ from agent.routing.bypass import (
     match_needed,
     without_pleasantries,
 )
-from agent.routing.counterparts import encoder_similarity
 from agent.routing.followup import resolve
 from agent.routing.intent import is_context_dependent, memory_command
 from agent.routing.reading import asks_for_tool, read_locally

@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from multiprocessing import get_context
 from typing import Any, Protocol
@@ -110,6 +110,26 @@ class QueryMemo:
             while len(self._rows) > self._size:
                 self._rows.popitem(last=False)
         return fresh
+
+
+# Cosines between the rows of the first list of texts and the rows of the second.
+Similarity = Callable[[Sequence[str], Sequence[str]], Vectors]
+
+
+def encoder_similarity(embedder: Embedder, memo: QueryMemo | None = None) -> Similarity:
+    """Cosines between short texts (a question's few words, a sentence's) by the encoder:
+    a few ms for a handful of words. With a ``memo``, a word seen before is not embedded
+    again."""
+
+    def similarity(first: Sequence[str], second: Sequence[str]) -> Vectors:
+        texts = [*first, *second]
+        rows = (
+            memo.many(texts, embedder.embed_documents) if memo else embedder.embed_documents(texts)
+        )
+        cosines: Vectors = rows[: len(first)] @ rows[len(first) :].T
+        return cosines
+
+    return similarity
 
 
 class UniversalSentenceEncoder:

@@ -6,7 +6,7 @@ which of three readings a message has, never the topic's words:
 
 - **contrast**: the message names a new focus and nothing else ("what about sev2?", "and the
   password?", "주말은요?"). It takes the place of its counterpart in the previous question
-  (:mod:`agent.routing.counterparts`: sev1 for sev2, 평일 for 주말, name for password),
+  (:mod:`agent.routing.slots`: sev1 for sev2, 평일 for 주말, name for password),
   which keeps its question word and so the kind of answer it asks for; a focus with no
   clear counterpart is added to the previous question.
 - **condition**: the message is a condition alone ("토요일에 출근해서 일하면요?", "what if I'm
@@ -27,21 +27,21 @@ from collections.abc import Sequence
 from typing import Literal, NamedTuple
 
 from agent.answers.kind import asked_kind
+from agent.retrieval.embeddings import Similarity
 from agent.retrieval.tokenizer import words
 from agent.routing.bypass import without_pleasantries
-from agent.routing.counterparts import (
+from agent.routing.intent import is_acknowledgement, is_context_dependent
+from agent.routing.slots import (
     COUNTERPART,
     EN_ASKS,
     KO_ASKS,
     PUNCT,
-    Similarity,
     asks,
     has_hangul,
     pair,
     slots_of,
     split_token,
 )
-from agent.routing.intent import is_acknowledgement, is_context_dependent
 
 Reading = Literal["contrast", "condition", "carry", "appended"]
 

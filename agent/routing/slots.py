@@ -19,14 +19,10 @@ from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 import numpy as np
-import numpy.typing as npt
 
 from agent.answers.kind import asked_kind
-from agent.retrieval.embeddings import Embedder
+from agent.retrieval.embeddings import Similarity
 from agent.retrieval.tokenizer import words
-
-# Cosines between the rows of the first list of texts and the rows of the second.
-Similarity = Callable[[Sequence[str], Sequence[str]], npt.NDArray[np.float32]]
 
 # Word cosines of the multilingual encoder between a focus and its counterpart. On probes
 # of our own (not the benchmark's): weekend/weekday 0.78, 주말/평일 0.56, contractors/employees
@@ -56,18 +52,6 @@ _EN_SUBJECT = re.compile(r"i|we|you|they|he|she|who|people|someone|everyone", _I
 _LATIN_WORD = re.compile(r"[A-Za-z][\w.+-]{0,40}")
 # A token of a labelled series: sev1, p0, v2, "tier-3".
 _SHAPE = re.compile(r"([A-Za-z]{1,12})[-_]?(\d{1,4})")
-
-
-def encoder_similarity(embedder: Embedder) -> Similarity:
-    """Cosines between short texts by the multilingual encoder: a few ms for the handful
-    of words a follow-up and the previous question hold."""
-
-    def similarity(first: Sequence[str], second: Sequence[str]) -> npt.NDArray[np.float32]:
-        rows = embedder.embed_documents([*first, *second])
-        cosines: npt.NDArray[np.float32] = rows[: len(first)] @ rows[len(first) :].T
-        return cosines
-
-    return similarity
 
 
 def has_hangul(text: str) -> bool:
