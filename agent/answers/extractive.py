@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from agent.answers.candidates import Candidate, beside, quotable
-from agent.answers.kind import STRICT, asked_kind, holds_kind
-from agent.answers.lead import Nearest, TermIds, judge_lead
+from agent.answers.kind import STRICT, Kind, asked_kind, holds_kind
+from agent.answers.lead import LeadVerdict, Nearest, TermIds, judge_lead
 from agent.glossary.glossary import Glossary
 from agent.retrieval.embeddings import Embedder, QueryMemo, encoder_similarity
 from agent.retrieval.tokenizer import tokenize, words
@@ -145,7 +145,7 @@ def extractive_answer(
 
     nearest = _nearest(embedder)
 
-    def answers(i: int) -> bool:
+    def verdict(i: int) -> LeadVerdict:
         chunk = hits[candidates[i].rank].chunk
         return judge_lead(
             follow_up or question,
@@ -157,12 +157,18 @@ def extractive_answer(
             counterparts=bridge,
             nearby=beside(candidates, i),
             nearest=nearest,
-        ).answers
+        )
 
     # The answer comes first: when the best-scored sentence does not answer and one quoted
     # beside it does (the glossary's definition of "postmortem" above the line with its
     # deadline), that one leads.
-    lead = next((i for i in chosen if answers(i)), None)
+    verdicts = {i: verdict(i) for i in chosen}
+    lead = next((i for i in chosen if verdicts[i].answers), None)
+    if lead is None:
+        kind = asked_kind(follow_up or question) or asked_kind(question)
+        lead = _answer_beside(candidates, chosen, verdicts, kind)
+        if lead is not None:
+            chosen = [lead, *chosen[: max_sentences - 1]]
     related = lead is not None
     if lead is not None and lead != chosen[0]:
         chosen = [lead, *(i for i in chosen if i != lead)]
@@ -185,6 +191,34 @@ def extractive_answer(
         # quote lines into one paragraph.
         lines.extend(["\n>\n".join(quote), ""])
     return ExtractiveAnswer("\n".join(lines).strip(), citations, language, related)
+
+
+def _answer_beside(
+    candidates: list[Candidate],
+    chosen: list[int],
+    verdicts: Mapping[int, LeadVerdict],
+    kind: Kind | None,
+) -> int | None:
+    """The sentence next to a quoted one on the question's subject that holds the kind of
+    answer the quoted one lacks: "Your personal checklist ... live there." holds the
+    question's words, and the sentence before it the address asked for ("the onboarding
+    portal at https://..."). Only right beside, in the same section: further away, "there"
+    means something else."""
+    if kind is None:
+        return None
+    for i in chosen:
+        if verdicts[i].kind_ok or not verdicts[i].on_subject:
+            continue
+        me = candidates[i]
+        for j, other in enumerate(candidates):
+            if (
+                j not in chosen
+                and other.group == me.group
+                and abs(other.position - me.position) == 1
+                and holds_kind(other.text, kind)
+            ):
+                return j
+    return None
 
 
 # Word vectors for the lead judge's synonyms (512 floats each, so 5,000 are about 10 MB): a

@@ -90,7 +90,7 @@ _ASKS: list[tuple[Kind, re.Pattern[str]]] = [
     (
         "address",
         re.compile(
-            r"(?:채널|주소|메일|이메일|링크|사이트|url)\s?(?:이|가|은|는|을|를)?\s?"
+            r"(?:채널|주소|메일|이메일|링크|사이트|url)\s?(?:이|가|은|는|을|를)?\s?(?:좀\s?)?"
             r"(?:뭐|무엇|어디|알려)|어느\s?(?:[가-힣A-Za-z]{1,6}\s)?채널"
             r"|\b(?:which|what)(?:'s| is| are)?(?P<a>(?: [\w-]{1,20}){0,2}) (?:channel|e-?mail"
             r"|address|url|link|website)\b|\bwhat(?:'s| is|s) the (?P<b>(?:[\w-]{1,20} ){0,2})"

@@ -85,6 +85,9 @@ class LeadVerdict:
     support: float  # share of the question's term weight held
     cosine: float
     kind_ok: bool
+    # Whether it would answer if it held the kind of answer asked for: on the question's
+    # subject, by its words or its meaning.
+    on_subject: bool = False
 
 
 def judge_lead(
@@ -119,8 +122,8 @@ def judge_lead(
     enough = support >= (_SUPPORT_WITH_KIND if held else _SUPPORT)
     floor = _SAME_LANGUAGE_COSINE if same_language else _OTHER_LANGUAGE_COSINE
     meant = same_language and support >= _MEANT_SUPPORT and cosine >= _MEANT
-    answers = kind_ok and (enough or meant or (held and cosine >= floor))
-    return LeadVerdict(answers, support, cosine, kind_ok)
+    on_subject = enough or meant or (held and cosine >= floor)
+    return LeadVerdict(kind_ok and on_subject, support, cosine, kind_ok, on_subject)
 
 
 def term_support(
@@ -137,8 +140,9 @@ def term_support(
     """The share of the question's term weight that the lead and its headings hold (the
     sentences ``nearby`` at ``_NEARBY``); a word whose counterpart in the other language
     (agent/glossary) they hold counts as held."""
-    # Within one language the question's own words decide; a pair only bridges the gap.
-    bridge = (counterparts or {}) if not same_language else {}
+    # A word the lead does not hold may be held in the other script: a mined pair across
+    # languages, a loanword even within one ("빅쿼리" in "BigQuery의 ... 데이터셋").
+    bridge = counterparts or {}
     terms = [t for t in dict.fromkeys(words(without_asking(question))) if len(t) > 1]
     if not same_language:
         # Across languages only names, numbers and code read the same in both, and the
@@ -170,7 +174,11 @@ def term_support(
             _held(term, held_in),
             *(_BRIDGED * _phrase_held(o, held_in) for o in bridge.get(term, ())),
         ]
-        return max([*own, _NEARBY * _held(term, beside)] if beside else own)
+        if not beside:
+            return max(own)
+        bridged = (_BRIDGED * _phrase_held(o, beside) for o in bridge.get(term, ()))
+        near = [_held(term, beside), *bridged]
+        return max([*own, _NEARBY * max(near)])
 
     shares = {t: share(t) for t, w in weights.items() if w > 0}
     if nearest is not None and same_language:

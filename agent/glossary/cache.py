@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Protocol
 
 from agent.glossary.glossary import Glossary
+from agent.glossary.loanwords import Loanwords, Similarity
 from agent.glossary.team_file import GlossaryFileError, read_team_file
 from agent.retrieval.types import TermPair
 
@@ -27,10 +28,18 @@ class _PairSource(Protocol):
 
     def term_pairs(self) -> list[tuple[str, TermPair]]: ...
 
+    def vocabulary(self) -> list[str]: ...
+
 
 class GlossaryCache:
-    def __init__(self, catalog: _PairSource, team_file: Path | None = None) -> None:
+    def __init__(
+        self,
+        catalog: _PairSource,
+        team_file: Path | None = None,
+        similarity: Similarity | None = None,
+    ) -> None:
         self._catalog = catalog
+        self._similarity = similarity  # the encoder's, to tell loanwords apart
         self.team_file = team_file
         self._lock = threading.Lock()
         self._built: tuple[int, float, float] | None = None  # generation, file mtime, when
@@ -69,11 +78,12 @@ class GlossaryCache:
                 team = []
             try:
                 mined = self._catalog.term_pairs()
+                loanwords = Loanwords(self._catalog.vocabulary(), self._similarity)
             except Exception as exc:
                 if strict:
                     raise
                 return self._unavailable(exc)
-            self._glossary = Glossary(mined, team)
+            self._glossary = Glossary(mined, team, loanwords)
             self._built = (generation, mtime, time.monotonic())
             return self._glossary
 

@@ -2,8 +2,10 @@
 other language.
 
 Built from, in order of precedence: the team's file (``TEAMRAG_GLOSSARY``) and the pairs
-mined from the documents (kept in the catalog). Lookups are dictionary reads on a
-question's few words.
+mined from the documents (kept in the catalog). A word neither lists may still be a
+loanword or a romanized name of a word in the knowledge base (agent/glossary/loanwords.py:
+빅쿼리 for "bigquery", "pangyo" for 판교). Lookups are dictionary reads on a question's few
+words.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from agent.glossary.loanwords import Loanwords
 from agent.glossary.team_file import ORIGIN as TEAM_ORIGIN
 from agent.retrieval.tokenizer import words
 from agent.retrieval.types import TermPair
@@ -44,7 +47,9 @@ class Glossary:
         self,
         mined: Iterable[tuple[str, TermPair]] = (),
         team: Sequence[TermPair] = (),
+        loanwords: Loanwords | None = None,
     ) -> None:
+        self.loanwords = loanwords
         overridden = {p.ko for p in team}
         self.entries: list[Entry] = [Entry(p, TEAM_ORIGIN) for p in team] + [
             Entry(p, source) for source, p in mined if p.ko not in overridden
@@ -80,6 +85,7 @@ class Glossary:
                 if side.needs <= present
             ]
             unique = tuple(p for p in dict.fromkeys(phrases) if p and p != term)
+            unique = unique or self._sounded(term)
             if unique:
                 found[term] = unique
         return found
@@ -98,9 +104,15 @@ class Glossary:
                 for word in side.gives
             ]
             unique = tuple(w for w in dict.fromkeys(others) if w != term)
+            unique = unique or self._sounded(term)
             if unique:
                 found[term] = unique
         return found
+
+    def _sounded(self, term: str) -> tuple[str, ...]:
+        """A word no pair lists: its loanword or romanized counterpart, if the knowledge
+        base has one (a pair, written down, says more than a rule)."""
+        return self.loanwords.counterparts(term) if self.loanwords is not None else ()
 
     def named_in(self, terms: Sequence[str]) -> list[Named]:
         """The pairs whose Korean or English term ``terms`` (a text's words, :func:`words`)

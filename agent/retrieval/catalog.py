@@ -76,6 +76,9 @@ class DocumentCatalog(Protocol):
     # -- bilingual term pairs (agent/glossary), each with its document's source
     def term_pairs(self) -> list[tuple[str, TermPair]]: ...
 
+    # Every keyword term the documents have used (agent/glossary/loanwords.py).
+    def vocabulary(self) -> list[str]: ...
+
     def keyword_rows(self) -> Iterator[KeywordRow]: ...
 
     # -- vectors written or switched out, not deleted yet

@@ -286,6 +286,9 @@ class PostgresCatalog:
                           "JOIN documents d USING (doc_id) ORDER BY p.id")  # fmt: skip
         return [(str(r[0]), TermPair(r[1], r[2], r[3], float(r[4]))) for r in rows]
 
+    def vocabulary(self) -> list[str]:
+        return [str(r[0]) for r in self._rows("SELECT term FROM terms")]
+
     def term_count(self) -> int:
         return int(self._rows("SELECT COALESCE(MAX(id), 0) + 1 FROM terms")[0][0])
 

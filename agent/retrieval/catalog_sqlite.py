@@ -249,6 +249,10 @@ class SqliteCatalog:
             ).fetchall()
         return [(str(r[0]), TermPair(r[1], r[2], r[3], float(r[4]))) for r in rows]
 
+    def vocabulary(self) -> list[str]:
+        with self._lock:
+            return [str(r[0]) for r in self._db.execute("SELECT term FROM terms")]
+
     def term_count(self) -> int:
         with self._lock:
             return int(self._db.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM terms").fetchone()[0])

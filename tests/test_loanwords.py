@@ -1,0 +1,117 @@
+"""Loanwords and romanized names bridge the two scripts without a glossary entry
+(agent/glossary/loanwords.py): 빅쿼리 is "bigquery", 판교 is "pangyo", and a native word
+whose consonants happen to match an English one (사용 and "using") is not.
+
+The vocabularies and documents are written here, not taken from a benchmark, and the
+encoder is the real one.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agent.answers.extractive import extractive_answer
+from agent.glossary.loanwords import (
+    Loanwords,
+    english_key,
+    korean_key,
+    looks_borrowed,
+    romanized,
+)
+from agent.retrieval.embeddings import UniversalSentenceEncoder, encoder_similarity
+from agent.retrieval.ingest import Ingestor
+from agent.retrieval.knowledge_base import KnowledgeBase
+from agent.retrieval.types import Chunk, SearchHit
+
+VOCABULARY = [
+    # English words of a team's documents (as the keyword index keeps them)
+    "bigquery", "slack", "channel", "rollback", "checklist", "server", "review", "bug",
+    "book", "using", "pangyo", "figure", "take", "deploy", "hotfix", "song",
+    # Korean words of its Korean documents
+    "롤백", "채널", "스튜디오", "사용", "위탁", "배포", "판교", "그리고",
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def loanwords(embedder: UniversalSentenceEncoder) -> Loanwords:
+    return Loanwords(VOCABULARY, encoder_similarity(embedder))
+
+
+def test_both_scripts_reduce_to_the_same_consonants() -> None:
+    for korean, english in [("슬랙", "slack"), ("빅쿼리", "bigquery"), ("서버", "server"),
+                            ("체크리스트", "checklist"), ("핫픽스", "hotfix")]:  # fmt: skip
+        assert korean_key(korean) == english_key(english), (korean, english)
+    assert korean_key("slack") is None and english_key("슬랙") is None
+    assert romanized("판교") == "pangyo"
+
+
+def test_a_word_with_syllables_no_sino_korean_word_has_looks_borrowed() -> None:
+    assert looks_borrowed("슬랙") and looks_borrowed("체크리스트")
+    assert not looks_borrowed("사용")  # every syllable a Sino-Korean reading
+    assert not looks_borrowed("받아")  # a verb form
+
+
+def test_a_loanword_finds_its_english_word(loanwords: Loanwords) -> None:
+    assert loanwords.counterparts("빅쿼리") == ("bigquery",)  # spelled alike, not meant
+    assert loanwords.counterparts("버그") == ("bug",)  # meant, where "book" spells closer
+    assert loanwords.counterparts("슬랙") == ("slack",)
+    assert loanwords.counterparts("판교") == ("pangyo",)  # romanization
+
+
+def test_an_english_word_finds_its_loanword(loanwords: Loanwords) -> None:
+    assert loanwords.counterparts("rollback") == ("롤백",)
+    assert loanwords.counterparts("pangyo") == ("판교",)
+
+
+def test_native_words_of_matching_consonants_are_not_loanwords(loanwords: Loanwords) -> None:
+    assert loanwords.counterparts("사용") == ()  # S-NG like "using", and means it
+    assert loanwords.counterparts("위탁") == ()  # T-K like "take"
+    assert loanwords.counterparts("받아") == ()  # a verb form
+    assert loanwords.counterparts("deploy") == ()  # 배포 is a translation, not a loanword
+    assert loanwords.counterparts("휴가") == ()  # nothing of its sound in the vocabulary
+
+
+def test_a_korean_question_is_answered_from_an_english_document_through_a_loanword(
+    kb: KnowledgeBase, tmp_path: Path
+) -> None:
+    """No glossary pairs 지라 with Jira: the sound does, through the whole path (keyword
+    search, sentence choice, the "found" judgement)."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "triage.md").write_text(
+        "# Bug triage\n\nAll bugs go into the Jira project **MRB**.\n\n"
+        "Feature work lives in the MRA project.\n\n"
+        "# Laptops\n\nLaptops are replaced every three years.\n",
+        encoding="utf-8",
+    )
+    assert not Ingestor(kb).run([docs]).failed
+    question = "버그는 지라 어느 프로젝트에 올려요?"
+    hits = kb.search(question)
+    answer = extractive_answer(
+        question, hits, kb.embedder, unrelated_intro="NOT FOUND", glossary=kb.glossary()
+    )
+    assert answer.related, answer.text
+    assert "MRB" in answer.text.splitlines()[2], answer.text
+
+
+def test_the_sentence_beside_that_holds_the_address_leads(
+    embedder: UniversalSentenceEncoder,
+) -> None:
+    """The question's words are in "... live there."; the address it asks for is in the
+    sentence before it, which then leads."""
+    text = (
+        "Before your first day you'll get an invite to a portal at "
+        "https://onboard.example.com. Your personal checklist, contract paperwork and "
+        "welcome videos live there. Lunch is served at noon in the canteen."
+    )
+    chunk = Chunk("o:1", "onboarding", 0, text, "/docs/onboarding.md", "Onboarding")
+    answer = extractive_answer(
+        "what's the link for my personal checklist and contract paperwork?",
+        [SearchHit(chunk, 1.0)],
+        embedder,
+        unrelated_intro="NOT FOUND",
+    )
+    assert answer.related, answer.text
+    assert "https://onboard.example.com" in answer.text.splitlines()[2], answer.text
