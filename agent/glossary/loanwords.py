@@ -132,9 +132,7 @@ def romanized(word: str) -> str | None:
     parts = _jamo(word)
     if not parts:
         return None
-    return "".join(
-        _RR_INITIAL[i].strip("_") + _RR_VOWEL[v] + _RR_FINAL[f] for i, v, f in parts
-    )
+    return "".join(_RR_INITIAL[i].strip("_") + _RR_VOWEL[v] + _RR_FINAL[f] for i, v, f in parts)
 
 
 def looks_borrowed(word: str) -> bool:
