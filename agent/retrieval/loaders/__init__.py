@@ -1,5 +1,5 @@
-"""Turn files into text sections: Markdown, text, CSV, PDF, HTML, DOCX, XLSX, PPTX, HWP
-and HWPX. One module per family beside this one; this one is the registry.
+"""Turn files into text sections: Markdown, reStructuredText, text, CSV, PDF, HTML, DOCX,
+XLSX, PPTX, HWP and HWPX. One module per family beside this one; this one is the registry.
 
 Every failure is a :class:`LoadError` whose message names the cause and, where
 there is one, the fix. The ingestor reports it next to the file name and moves
@@ -20,6 +20,7 @@ from agent.retrieval.loaders.base import LoadError, decode_text, markdown_sectio
 from agent.retrieval.loaders.hwp import load_hwp, load_hwpx
 from agent.retrieval.loaders.office import load_docx, load_pptx
 from agent.retrieval.loaders.pdf import load_pdf
+from agent.retrieval.loaders.rst import load_rst
 from agent.retrieval.loaders.sheets import load_csv, load_xlsx
 from agent.retrieval.loaders.text import load_html, load_markdown, load_text, web_link
 from agent.retrieval.types import LoadedDocument
@@ -46,7 +47,7 @@ FILE_TYPES: tuple[FileType, ...] = (
     FileType(".markdown", load_markdown),
     FileType(".txt", load_text, ("text/plain",)),
     FileType(".text", load_text),
-    FileType(".rst", load_text),
+    FileType(".rst", load_rst, ("text/x-rst", "text/prs.fallenstein.rst")),
     FileType(".csv", load_csv, ("text/csv",), prose=False),
     FileType(".tsv", load_csv, ("text/tab-separated-values",), prose=False),
     FileType(".pdf", load_pdf, ("application/pdf",)),
