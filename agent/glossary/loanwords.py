@@ -75,8 +75,15 @@ _KEYS_KEPT = 200_000
 # vocabulary has dozens of words per short key, and the cosine of a word spelled unlike
 # the question's is rarely enough to make up for it.
 _ASKED = 8
-# The last syllables of Korean verb forms (받아, 얻는, 일까): grammar, not a borrowed noun.
-_VERB_ENDINGS = frozenset("고서야면까지니냐죠요어아게며나네래대데는은을건걸던든다")
+# The last syllables of Korean verb forms and particles (받아, 얻는, 일까, 팀에, 개를):
+# grammar, not a borrowed noun.
+_VERB_ENDINGS = frozenset(
+    "고서야면까지니냐죠요어아게며나네래대데는은을건걸던든다에를으갔었았였쳐꾸른"
+)
+# An English word of two consonants ("need", "tell", "time", "ask") is a chat word of
+# every question, and the Korean words of its key are often halves of longer ones (네트 of
+# 네트워크): only longer keys go from English to Korean.
+_MIN_ENGLISH_KEY = 3
 
 
 def _collapse(key: str) -> str:
@@ -200,7 +207,7 @@ class Loanwords:
                 if key and len(key) >= _MIN_KEY and len(term) >= _MIN_LETTERS:
                     self._by_key["en:" + key].append(term)
                     self._english.add(term)
-            elif key and len(key) >= _MIN_KEY and len(term) >= 2:
+            elif key and len(key) >= _MIN_KEY and len(term) >= 2 and term[-1] not in _VERB_ENDINGS:
                 self._by_key["ko:" + key].append(term)
                 self._by_reading.setdefault(romanized(term) or "", term)
         self._memo: dict[str, tuple[str, ...]] = {}
@@ -229,7 +236,7 @@ class Loanwords:
         if word in self._by_reading:
             return (self._by_reading[word],)
         key = english_key(word)
-        if not key or len(key) < _MIN_KEY or len(word) < _MIN_LETTERS:
+        if not key or len(key) < _MIN_ENGLISH_KEY or len(word) < _MIN_LETTERS:
             return ()
         candidates = [k for k in self._by_key.get("ko:" + key, []) if k[-1] not in _VERB_ENDINGS]
         return self._best(word, candidates, korean_side=False)
