@@ -72,6 +72,8 @@ _SYNONYM_LETTERS = 4
 # A word held only through its counterpart in the other language (agent/glossary) counts
 # for this share of it: a pair says the words translate, not that the sentence answers.
 _BRIDGED = 0.5
+# The weight, across languages, of a question word neither script nor glossary bridges.
+_UNCHECKED = 0.25
 # Cosine of question and lead sentence that stands in for shared words, when the lead holds
 # the kind of answer asked for: in the same language a paraphrase, in the other language a
 # translation (where the encoder's cosine runs lower).
@@ -144,10 +146,11 @@ def term_support(
     # languages, a loanword even within one ("빅쿼리" in "BigQuery의 ... 데이터셋").
     bridge = counterparts or {}
     terms = [t for t in dict.fromkeys(words(without_asking(question))) if len(t) > 1]
-    if not same_language:
-        # Across languages only names, numbers and code read the same in both, and the
-        # words the glossary bridges.
-        terms = [t for t in terms if t.isascii() or t in bridge]
+    # Across languages only names, numbers and code read the same in both, and the words
+    # the glossary bridges; the rest cannot be checked, and count for part of their weight:
+    # one bridged word of six ("서버" in "프로드 서버 접근 권한 요청은 어디에") is not the question.
+    unchecked = [t for t in terms if not (t.isascii() or t in bridge)] if not same_language else []
+    terms = [t for t in terms if t not in unchecked]
     if not terms:
         return 0.0
     held_in = set(tokenize(lead)) | set(tokenize(context))
@@ -165,7 +168,7 @@ def term_support(
                 pass  # a chat clipping ("법카", "인강"): the documents spell it out
             else:
                 weights[term] = 0.0
-    total = sum(weights.values())
+    total = sum(weights.values()) + _UNCHECKED * sum(1.0 + math.log(1 + len(t)) for t in unchecked)
     if total == 0:
         return 0.0
 
