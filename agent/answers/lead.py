@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from agent.answers.kind import STRICT, asked_kind, holds_kind, without_asking
-from agent.retrieval.tokenizer import tokenize, words
+from agent.retrieval.tokenizer import PREDICATE_ENDINGS, tokenize, words
 
 TermIds = Callable[[Sequence[str]], Sequence[int | None]]
 # For each of the first words, its best cosine with any of the second (the encoder's).
@@ -44,9 +44,6 @@ _CLIPPING_LETTERS = 4
 # A question word that no document uses: the subject the documents lack, in English; in
 # Korean only when it is not a predicate (a chat verb form the documents never spell).
 _UNSEEN_WEIGHT = 3.0
-# The last syllables of Korean verb and adjective forms that the tokenizer does not strip
-# ("긁고", "올려야", "받아요", "되면"): grammar, not a topic.
-_PREDICATE_ENDINGS = frozenset("고서야면까지니냐죠요어아게며나네래대데는은을건걸던든던")
 # Shares of the question's term weight the lead (with its headings) must hold. Calibrated
 # on the visible part of the team handbook and 100 KorQuAD and XQuAD questions (seed 7):
 # at 0.5 formal questions whose lead held the answer opened as "not found" (10 and 28 of
@@ -162,9 +159,9 @@ def term_support(
     unseen = term_ids(terms) if term_ids is not None else [0] * len(terms)
     for term, known in zip(terms, unseen, strict=True):
         if known is None:
-            if term.isascii() or (len(term) > 2 and term[-1] not in _PREDICATE_ENDINGS):
+            if term.isascii() or (len(term) > 2 and term[-1] not in PREDICATE_ENDINGS):
                 weights[term] *= _UNSEEN_WEIGHT
-            elif len(term) == 2 and term[-1] not in _PREDICATE_ENDINGS:
+            elif len(term) == 2 and term[-1] not in PREDICATE_ENDINGS:
                 pass  # a chat clipping ("법카", "인강"): the documents spell it out
             else:
                 weights[term] = 0.0

@@ -40,10 +40,14 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["TOKENIZER_VERSION", "tokenize", "words"]
+__all__ = ["PREDICATE_ENDINGS", "TOKENIZER_VERSION", "tokenize", "words"]
 
 TOKENIZER_VERSION = "3"
 """Part of every document's pipeline id: changing the tokens re-ingests documents."""
+
+PREDICATE_ENDINGS = frozenset("고서야면까지니냐죠요어아게며나네래대데는은을건걸던든")
+"""The last syllables of the Korean verb and adjective forms this tokenizer leaves
+inflected ("긁고", "올려야", "받아요", "되면"): a word ending in one is grammar, not a topic."""
 
 # Particles (josa) and copula forms that attach to nouns.
 _JOSA: tuple[str, ...] = tuple(
