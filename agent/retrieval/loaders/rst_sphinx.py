@@ -19,15 +19,17 @@ _ROLE = re.compile(r":(?:[A-Za-z][\w.+-]*:)+`([^`]+)`")
 _LITERAL = re.compile(r"``(\S(?:.*?\S)?)``")
 _STRONG = re.compile(r"\*\*(\S(?:.*?\S)?)\*\*")
 _INTERPRETED = re.compile(r"`([^`\s](?:[^`]*[^`\s])?)`_{0,2}")
-_EXPLICIT_TARGET = re.compile(r"(.+?)\s*<[^<>]*>", re.DOTALL)
 
 
 def _shown(target: str) -> str:
     """What Sphinx shows for a cross-reference: the title of ``Title <target>``, the last
     part of ``~pkg.mod.func``, the target of ``!name``."""
-    explicit = _EXPLICIT_TARGET.fullmatch(target)
-    if explicit:
-        return explicit.group(1)
+    # "Title <target>": by string ends, not a pattern (a lazy group before "\s*<" backtracks
+    # quadratically on a long run of spaces).
+    if target.endswith(">") and "<" in target:
+        title = target[: target.rindex("<")].rstrip()
+        if title and ">" not in target[target.rindex("<") + 1 : -1]:
+            return title
     if target.startswith("~"):
         return target[1:].rsplit(".", 1)[-1]
     return target.lstrip("!")
