@@ -93,7 +93,10 @@ class Glossary:
     def counterparts(self, terms: Sequence[str]) -> dict[str, tuple[str, ...]]:
         """For each of ``terms`` (a question's words, :func:`words`) the words that stand
         for it in the other language: a pair's other side, when the question holds every
-        word of that pair's term."""
+        word of that pair's term. Pairs only, for the keyword query: a loanword found by
+        rule ("incident" and 인시던트) drew the Korean glossary ahead of the English page
+        that answers an English question; it counts in the sentences quoted
+        (:meth:`counterpart_phrases`)."""
         present = set(terms)
         found: dict[str, tuple[str, ...]] = {}
         for term in dict.fromkeys(terms):
@@ -104,7 +107,6 @@ class Glossary:
                 for word in side.gives
             ]
             unique = tuple(w for w in dict.fromkeys(others) if w != term)
-            unique = unique or self._sounded(term)
             if unique:
                 found[term] = unique
         return found
