@@ -15,7 +15,7 @@ from agent.answers.candidates import Candidate, beside, quotable
 from agent.answers.kind import STRICT, Kind, asked_kind, holds_kind
 from agent.answers.lead import LeadVerdict, Nearest, TermIds, judge_lead
 from agent.glossary.glossary import Glossary
-from agent.retrieval.embeddings import Embedder, QueryMemo, encoder_similarity
+from agent.retrieval.embeddings import Embedder, word_similarity
 from agent.retrieval.tokenizer import tokenize, words
 from agent.retrieval.types import Chunk, SearchHit
 from agent.wording.language import Language, detect_language
@@ -138,8 +138,9 @@ def extractive_answer(
         return ExtractiveAnswer(text["none"], [], language)
     candidates = [c for rank, hit in enumerate(hits[:consider]) for c in quotable(rank, hit.chunk)]
     bridge = glossary.counterpart_phrases(words(question)) if glossary is not None else {}
+    kind = asked_kind(follow_up or question) or asked_kind(question)
     scores, overlaps, subjects, cosines = _scores(
-        question, language, candidates, embedder, follow_up, said, bridge
+        question, language, candidates, embedder, kind, follow_up, said, bridge
     )
     chosen = _choose(candidates, scores, overlaps, subjects, cosines, max_sentences)
 
@@ -165,7 +166,6 @@ def extractive_answer(
     verdicts = {i: verdict(i) for i in chosen}
     lead = next((i for i in chosen if verdicts[i].answers), None)
     if lead is None:
-        kind = asked_kind(follow_up or question) or asked_kind(question)
         lead = _answer_beside(candidates, chosen, verdicts, kind)
         if lead is not None:
             chosen = [lead, *chosen[: max_sentences - 1]]
@@ -221,13 +221,8 @@ def _answer_beside(
     return None
 
 
-# Word vectors for the lead judge's synonyms (512 floats each, so 5,000 are about 10 MB): a
-# team's vocabulary is small, and the same words come back question after question.
-_WORDS = QueryMemo(size=5_000)
-
-
 def _nearest(embedder: Embedder) -> Nearest:
-    similarity = encoder_similarity(embedder, _WORDS)
+    similarity = word_similarity(embedder)
 
     def nearest(terms: Sequence[str], others: Sequence[str]) -> list[float]:
         return [float(row.max()) for row in similarity(terms, others)]
@@ -285,13 +280,14 @@ def _scores(
     language: Language,
     candidates: list[Candidate],
     embedder: Embedder,
+    kind: Kind | None,
     follow_up: str | None = None,
     said: str = "",
     counterparts: Mapping[str, Sequence[str]] | None = None,
 ) -> tuple[list[float], list[float], list[float], list[float]]:
     """Each sentence's score, with the signals it is made of: the share of the question's
     term weight the sentence holds, that share with what its heading adds, and its cosine
-    with the question."""
+    with the question. ``kind`` is the kind of answer asked for (agent/answers/kind.py)."""
     sentences = [c.text for c in candidates]
     dense = embedder.embed_documents(sentences) @ embedder.embed_query(question)
     tokens = [set(tokenize(s)) for s in sentences]
@@ -323,7 +319,6 @@ def _scores(
     # question ("Postgres", "--prune"), read the same in both; in an English question a
     # name cannot be told from a word.
     worded = {t for t in weight if _is_hangul(t) == (language == "ko") and not t.isdigit()}
-    kind = asked_kind(follow_up or question) or asked_kind(question)
     scores, overlaps, subjects, cosines = [], [], [], []
     headings = {c.heading: set(tokenize(c.heading)) for c in candidates}
     for candidate, sentence_tokens, cosine in zip(candidates, tokens, dense, strict=True):

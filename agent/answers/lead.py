@@ -152,7 +152,7 @@ def term_support(
         return 0.0
     held_in = set(tokenize(lead)) | set(tokenize(context))
     beside = set(tokenize(nearby)) - held_in
-    weights = {t: 1.0 + math.log(1 + len(t)) for t in terms}
+    weights = {t: _weight(t) for t in terms}
     for t in focus_terms(question):
         if t in weights:
             weights[t] *= _FOCUS_WEIGHT
@@ -165,7 +165,7 @@ def term_support(
                 pass  # a chat clipping ("법카", "인강"): the documents spell it out
             else:
                 weights[term] = 0.0
-    total = sum(weights.values()) + _UNCHECKED * sum(1.0 + math.log(1 + len(t)) for t in unchecked)
+    total = sum(weights.values()) + _UNCHECKED * sum(_weight(t) for t in unchecked)
     if total == 0:
         return 0.0
 
@@ -189,6 +189,12 @@ def term_support(
                 if cosine >= _SYNONYM_COSINE:
                     shares[term] = _SYNONYM
     return sum(weights[t] * held for t, held in shares.items()) / total
+
+
+def _weight(term: str) -> float:
+    """A question word's weight before what the question does with it: longer words say
+    more."""
+    return 1.0 + math.log(1 + len(term))
 
 
 def _synonymous(word: str) -> bool:

@@ -8,12 +8,15 @@ import logging
 import threading
 import time
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from agent.glossary.glossary import Glossary
-from agent.glossary.loanwords import Loanwords, Similarity
+from agent.glossary.loanwords import Loanwords
 from agent.glossary.team_file import GlossaryFileError, read_team_file
 from agent.retrieval.types import TermPair
+
+if TYPE_CHECKING:
+    from agent.retrieval.embeddings import Similarity
 
 log = logging.getLogger(__name__)
 

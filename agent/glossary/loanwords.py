@@ -28,11 +28,14 @@ import difflib
 import functools
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from agent.glossary.sino import SINO_SYLLABLES
 from agent.retrieval.tokenizer import PREDICATE_ENDINGS
+
+if TYPE_CHECKING:  # the encoder's module loads numpy: not needed to index words
+    from agent.retrieval.embeddings import Similarity
 
 _FIRST_SYLLABLE = 0xAC00
 _SYLLABLES = 11172
@@ -186,10 +189,6 @@ def likeness(korean: str, english: str) -> float:
     return difflib.SequenceMatcher(None, spelling(korean), spelling(english)).ratio()
 
 
-# The encoder's cosines, for each of the first words with each of the second.
-Similarity = Callable[[Sequence[str], Sequence[str]], Any]
-
-
 class Loanwords:
     """The knowledge base's words indexed by sound, to find a question word's loanword or
     romanized counterpart in the other script. Each word's answer is remembered: the
@@ -210,9 +209,6 @@ class Loanwords:
                 self._by_key["ko:" + key].append(term)
                 self._by_reading.setdefault(romanized(term) or "", term)
         self._memo: dict[str, tuple[str, ...]] = {}
-
-    def __len__(self) -> int:
-        return sum(len(words) for words in self._by_key.values())
 
     def counterparts(self, word: str) -> tuple[str, ...]:
         """The knowledge base's word in the other script that ``word`` (a question's word,

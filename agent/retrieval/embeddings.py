@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -130,6 +131,24 @@ def encoder_similarity(embedder: Embedder, memo: QueryMemo | None = None) -> Sim
         return cosines
 
     return similarity
+
+
+# Word vectors, one memo per encoder (512 floats each, so 5,000 are about 10 MB): the lead
+# judge's synonyms and the loanword rule ask about a team's small vocabulary, the same
+# words question after question. Per encoder, so two encoders in one process (a test's
+# and the default) never read each other's vectors.
+WORDS_KEPT = 5_000
+_WORD_MEMOS: weakref.WeakKeyDictionary[Embedder, QueryMemo] = weakref.WeakKeyDictionary()
+_WORD_MEMOS_LOCK = threading.Lock()
+
+
+def word_similarity(embedder: Embedder) -> Similarity:
+    """:func:`encoder_similarity` with ``embedder``'s word memo, shared by every caller."""
+    with _WORD_MEMOS_LOCK:
+        memo = _WORD_MEMOS.get(embedder)
+        if memo is None:
+            memo = _WORD_MEMOS[embedder] = QueryMemo(size=WORDS_KEPT)
+    return encoder_similarity(embedder, memo)
 
 
 class UniversalSentenceEncoder:

@@ -23,7 +23,7 @@ from agent.glossary.cache import GlossaryCache
 from agent.glossary.glossary import Glossary
 from agent.retrieval.catalog import DocumentCatalog, SharedKeywords, open_catalog
 from agent.retrieval.chunking import ChunkingConfig
-from agent.retrieval.embeddings import Embedder, QueryMemo, encoder_similarity
+from agent.retrieval.embeddings import Embedder, word_similarity
 from agent.retrieval.fusion import fuse
 from agent.retrieval.keyword import KeywordIndex
 from agent.retrieval.keyword_live import LiveKeywordIndex
@@ -93,9 +93,7 @@ class KnowledgeBase:
         self._language_of: dict[str, str] = {}
         self._keyword_loaded_at = 0.0
         # Term pairs live in the catalog, so every host sharing it shares them.
-        self.glossaries = GlossaryCache(
-            self.catalog, glossary_file, encoder_similarity(embedder, QueryMemo(size=5_000))
-        )
+        self.glossaries = GlossaryCache(self.catalog, glossary_file, word_similarity(embedder))
 
     @property
     def pipeline(self) -> str:
