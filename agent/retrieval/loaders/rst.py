@@ -16,7 +16,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from agent.retrieval.loaders.base import decode_text, row_line
+from agent.retrieval.loaders.base import decode_text, row_line, table_lines
 from agent.retrieval.loaders.rst_sphinx import register_sphinx_directives, unmarked
 from agent.retrieval.loaders.text import load_text
 from agent.retrieval.types import LoadedDocument, Section
@@ -347,7 +347,7 @@ def _table_blocks(node: Node) -> list[str]:
                 columns = zip(*grid[: len(head)], strict=True)  # header rows, merged
                 header = [" ".join(filter(None, column)) for column in columns]
                 lines += [row_line(header), "|" + "---|" * len(header)]
-            lines += [row_line(cells) for cells in grid[len(head) :] if any(cells)]
+            lines += table_lines(grid[len(head) :])
             blocks.append("\n".join(lines))
     return [block for block in blocks if block]
 
