@@ -19,7 +19,12 @@ from tests.fakes.openai_server import FakeOpenAI
 from tests.support.deployment import deployment, hosts  # noqa: F401 (fixtures)
 from tests.support.extractive_support import runner  # noqa: F401 (fixture)
 from tests.support.postgres_support import own_schema, postgres_or_skip
-from tests.support.redis_support import redis_connection, redis_server, redis_url  # noqa: F401 (fixtures)
+from tests.support.redis_support import (  # noqa: F401 (fixtures)
+    redis_connection,
+    redis_server,
+    redis_url,
+    second_redis,
+)
 from tests.support.sources_support import OpenStore
 
 # Tests never trace to LangSmith, whatever the shell says (a developer's LANGSMITH_TRACING

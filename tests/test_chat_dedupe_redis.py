@@ -5,23 +5,12 @@ gone. The behaviour both backends promise is in test_chat_dedupe.py, run over ea
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 
-import pytest
 import redis
 
 from adapters.chat.dedupe_redis import RedisDeduper
 from agent.coordination.redis_connection import RedisConnection
 from tests.support.redis_support import RedisServer
-
-
-@pytest.fixture
-async def second_redis(redis_connection: RedisConnection) -> AsyncIterator[RedisConnection]:
-    connection = RedisConnection(
-        redis_connection.url, prefix=redis_connection.prefix, retry_s=0.2, timeout_s=0.5
-    )
-    yield connection
-    await connection.aclose()
 
 
 async def test_two_workers_answer_one_delivery_once(

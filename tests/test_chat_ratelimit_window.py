@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import AsyncIterator
 
 import pytest
 import redis
@@ -26,15 +25,6 @@ class Clock:
 
     def __call__(self) -> float:
         return self.now
-
-
-@pytest.fixture
-async def second_redis(redis_connection: RedisConnection) -> AsyncIterator[RedisConnection]:
-    connection = RedisConnection(
-        redis_connection.url, prefix=redis_connection.prefix, retry_s=0.2, timeout_s=0.5
-    )
-    yield connection
-    await connection.aclose()
 
 
 async def test_local_window_slides_and_says_how_long_to_wait() -> None:

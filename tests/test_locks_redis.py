@@ -9,7 +9,6 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -28,16 +27,6 @@ from tests.support.redis_support import RedisServer
 THREAD = "slack:T1:C1:1700000000.1"
 
 
-@pytest.fixture
-async def other_redis(redis_connection: RedisConnection) -> AsyncIterator[RedisConnection]:
-    """A second worker: its own connections and worker id, the same server and prefix."""
-    connection = RedisConnection(
-        redis_connection.url, prefix=redis_connection.prefix, retry_s=0.2, timeout_s=0.5
-    )
-    yield connection
-    await connection.aclose()
-
-
 def raw(connection: RedisConnection) -> redis.Redis:
     return redis.Redis.from_url(connection.url, decode_responses=True)
 
@@ -47,9 +36,9 @@ def value(client: redis.Redis, key: str) -> str:
 
 
 async def test_two_workers_serialise_one_thread_and_not_two(
-    redis_connection: RedisConnection, other_redis: RedisConnection
+    redis_connection: RedisConnection, second_redis: RedisConnection
 ) -> None:
-    one, two = RedisThreadLocks(redis_connection), RedisThreadLocks(other_redis)
+    one, two = RedisThreadLocks(redis_connection), RedisThreadLocks(second_redis)
     events: list[str] = []
 
     async def turn(locks: RedisThreadLocks, thread: str, name: str) -> None:
@@ -83,9 +72,9 @@ async def test_the_lease_value_names_the_worker_and_the_token(
 
 
 async def test_waiters_of_one_process_queue_in_order_and_one_polls_redis(
-    redis_connection: RedisConnection, other_redis: RedisConnection
+    redis_connection: RedisConnection, second_redis: RedisConnection
 ) -> None:
-    ours, theirs = RedisThreadLocks(redis_connection), RedisThreadLocks(other_redis)
+    ours, theirs = RedisThreadLocks(redis_connection), RedisThreadLocks(second_redis)
     client = raw(redis_connection)
     order: list[int] = []
 
@@ -158,9 +147,9 @@ async def test_a_killed_worker_process_leaves_no_lock_behind(
 
 
 async def test_a_holder_whose_lease_was_taken_is_fenced_out(
-    redis_connection: RedisConnection, other_redis: RedisConnection
+    redis_connection: RedisConnection, second_redis: RedisConnection
 ) -> None:
-    stale, fresh = RedisThreadLocks(redis_connection, ttl_s=0.3), RedisThreadLocks(other_redis)
+    stale, fresh = RedisThreadLocks(redis_connection, ttl_s=0.3), RedisThreadLocks(second_redis)
     client = raw(redis_connection)
     reached_the_end = False
 
@@ -171,7 +160,7 @@ async def test_a_holder_whose_lease_was_taken_is_fenced_out(
             client.delete(stale.lock_key(THREAD))
             async with fresh.hold(THREAD):
                 await asyncio.sleep(0.5)  # the stale holder's renewal runs meanwhile
-                assert client.get(stale.lock_key(THREAD)) == f"{other_redis.worker_id}:2"
+                assert client.get(stale.lock_key(THREAD)) == f"{second_redis.worker_id}:2"
             await asyncio.sleep(0.5)
             reached_the_end = True  # would write a stale checkpoint here
 
@@ -182,9 +171,9 @@ async def test_a_holder_whose_lease_was_taken_is_fenced_out(
 
 
 async def test_fencing_cancels_only_the_holder_and_it_can_go_on(
-    redis_connection: RedisConnection, other_redis: RedisConnection
+    redis_connection: RedisConnection, second_redis: RedisConnection
 ) -> None:
-    stale, fresh = RedisThreadLocks(redis_connection, ttl_s=0.3), RedisThreadLocks(other_redis)
+    stale, fresh = RedisThreadLocks(redis_connection, ttl_s=0.3), RedisThreadLocks(second_redis)
     client = raw(redis_connection)
     taken = asyncio.Event()
 
@@ -244,9 +233,9 @@ async def test_an_outside_cancellation_releases_and_is_not_a_lost_lock(
 
 
 async def test_a_cancelled_waiter_leaves_no_lease(
-    redis_connection: RedisConnection, other_redis: RedisConnection
+    redis_connection: RedisConnection, second_redis: RedisConnection
 ) -> None:
-    ours, theirs = RedisThreadLocks(redis_connection), RedisThreadLocks(other_redis)
+    ours, theirs = RedisThreadLocks(redis_connection), RedisThreadLocks(second_redis)
     async with theirs.hold(THREAD):
         with pytest.raises(TimeoutError):
             async with asyncio.timeout(0.2), ours.hold(THREAD):
@@ -257,7 +246,7 @@ async def test_a_cancelled_waiter_leaves_no_lease(
 
 
 async def test_redis_stopped_mid_hold_lets_turns_finish_and_go_on(
-    redis_server: RedisServer, redis_connection: RedisConnection, other_redis: RedisConnection
+    redis_server: RedisServer, redis_connection: RedisConnection, second_redis: RedisConnection
 ) -> None:
     locks = RedisThreadLocks(redis_connection, ttl_s=0.3)
     events: list[str] = []
@@ -279,7 +268,7 @@ async def test_redis_stopped_mid_hold_lets_turns_finish_and_go_on(
     # Back again (empty): after retry_s, locks are shared through Redis once more.
     redis_server.start()
     await asyncio.sleep(0.25)
-    theirs = RedisThreadLocks(other_redis)
+    theirs = RedisThreadLocks(second_redis)
     async with locks.hold(THREAD):
         with pytest.raises(TimeoutError):
             async with asyncio.timeout(0.2), theirs.hold(THREAD):
@@ -289,9 +278,9 @@ async def test_redis_stopped_mid_hold_lets_turns_finish_and_go_on(
 
 
 async def test_release_after_redis_came_back_mid_hold(
-    redis_server: RedisServer, redis_connection: RedisConnection, other_redis: RedisConnection
+    redis_server: RedisServer, redis_connection: RedisConnection, second_redis: RedisConnection
 ) -> None:
-    locks, theirs = RedisThreadLocks(redis_connection, ttl_s=0.3), RedisThreadLocks(other_redis)
+    locks, theirs = RedisThreadLocks(redis_connection, ttl_s=0.3), RedisThreadLocks(second_redis)
     async with locks.hold(THREAD):
         redis_server.stop()
         await asyncio.sleep(0.15)  # a renewal fails: the connection goes down
@@ -322,7 +311,7 @@ async def test_keys_are_per_prefix(redis_connection: RedisConnection) -> None:
 
 async def test_a_fenced_out_turn_ends_with_a_stated_reason_not_a_stale_write(
     redis_connection: RedisConnection,
-    other_redis: RedisConnection,
+    second_redis: RedisConnection,
     kb: KnowledgeBase,
     fake_llm: FakeOpenAI,
     tmp_path: Path,
@@ -333,7 +322,7 @@ async def test_a_fenced_out_turn_ends_with_a_stated_reason_not_a_stale_write(
     turn = Turn(text="When is the on-call handover?", platform="slack", thread_root="1.0")
     async with agent(kb, tmp_path, llm=fake_llm) as runner:
         runner.locks = RedisThreadLocks(redis_connection, ttl_s=0.3)
-        fresh = RedisThreadLocks(other_redis)
+        fresh = RedisThreadLocks(second_redis)
         client = raw(redis_connection)
 
         async def take_over() -> None:
@@ -341,7 +330,7 @@ async def test_a_fenced_out_turn_ends_with_a_stated_reason_not_a_stale_write(
             # Its lease "lapsed" and another worker took the thread, in one step (as the
             # acquire script does), so the stale renewal cannot take it back in between.
             token = client.incr(fresh.fence_key(turn.thread_id))
-            client.set(fresh.lock_key(turn.thread_id), f"{other_redis.worker_id}:{token}", px=2000)
+            client.set(fresh.lock_key(turn.thread_id), f"{second_redis.worker_id}:{token}", px=2000)
             await asyncio.sleep(0.5)
 
         other = asyncio.create_task(take_over())

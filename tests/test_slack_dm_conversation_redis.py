@@ -4,10 +4,7 @@ file) answered in; starting over and the idle time hold across workers too."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
-
-import pytest
 
 from adapters.slack.dm import SqliteDmConversations
 from adapters.slack.dm_redis import RedisDmConversations
@@ -19,15 +16,6 @@ DM = "D0DMREDIS"
 
 def dm_message(ts: str, thread_ts: str | None = None) -> Incoming:
     return Incoming("T1", "T1", DM, "im", "U0ALICE", "hi", ts, thread_ts, f"Ev{ts}")
-
-
-@pytest.fixture
-async def second_redis(redis_connection: RedisConnection) -> AsyncIterator[RedisConnection]:
-    redis = RedisConnection(
-        redis_connection.url, prefix=redis_connection.prefix, retry_s=0.2, timeout_s=0.5
-    )
-    yield redis
-    await redis.aclose()
 
 
 def host(redis: RedisConnection, folder: Path, now: list[float]) -> RedisDmConversations:

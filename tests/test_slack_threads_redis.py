@@ -6,7 +6,7 @@ test_slack_threads.py, run over each."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,15 +18,6 @@ from agent.coordination.redis_connection import RedisConnection
 from tests.support.redis_support import RedisServer
 
 THREAD = "T1:C1:1700000000.000100"
-
-
-@pytest.fixture
-async def second_redis(redis_connection: RedisConnection) -> AsyncIterator[RedisConnection]:
-    connection = RedisConnection(
-        redis_connection.url, prefix=redis_connection.prefix, retry_s=0.2, timeout_s=0.5
-    )
-    yield connection
-    await connection.aclose()
 
 
 @pytest.fixture

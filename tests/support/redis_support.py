@@ -104,3 +104,13 @@ async def redis_connection(redis_url: str) -> AsyncIterator[RedisConnection]:
     )
     yield connection
     await connection.aclose()
+
+
+@pytest.fixture
+async def second_redis(redis_connection: RedisConnection) -> AsyncIterator[RedisConnection]:
+    """A second worker: its own connections and worker id, the same server and prefix."""
+    connection = RedisConnection(
+        redis_connection.url, prefix=redis_connection.prefix, retry_s=0.2, timeout_s=0.5
+    )
+    yield connection
+    await connection.aclose()
