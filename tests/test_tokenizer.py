@@ -47,3 +47,12 @@ def test_words_are_the_stems_without_the_matching_pairs() -> None:
     assert words("프로덕션 접근 권한") == ["프로덕션", "접근", "권한"]
     assert "로덕" in tokenize("프로덕션") and "로덕" not in words("프로덕션")
     assert words("How do I renew the VPN?") == ["renew", "vpn"]
+
+
+def test_a_hyphenated_word_matches_it_written_solid() -> None:
+    """Chat types "oncall" and "wifi"; documents write "on-call" and "Wi-Fi"."""
+    assert "oncall" in tokenize("온콜(on-call) 인수인계")
+    assert set(tokenize("whats the wifi pw")) & set(tokenize("직원용 Wi-Fi는 Dalbit-Staff"))
+    assert set(tokenize("e-mail")) == {"mail", "email"}
+    assert "20240115" not in tokenize("2024-01-15")  # a date, not a word
+    assert words("on-call rotation") == ["call", "oncall", "rotation"]

@@ -33,6 +33,9 @@ How it works
 4. Latin words: English stopwords are dropped and a light stemmer is applied (plural
    -s/-es/-ies, -ing, -ed, -ly).
    Single Latin letters are dropped. Numbers are kept.
+5. A hyphenated Latin word ("on-call", "Wi-Fi", "e-mail", "all-hands") gives its parts and
+   the word written solid ("oncall", "wifi"), as chat types it: "oncall" and "on-call"
+   otherwise shared no term at all ("on" is a stop word).
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ import unicodedata
 
 __all__ = ["PREDICATE_ENDINGS", "TOKENIZER_VERSION", "tokenize", "words"]
 
-TOKENIZER_VERSION = "3"
+TOKENIZER_VERSION = "4"
 """Part of every document's pipeline id: changing the tokens re-ingests documents."""
 
 PREDICATE_ENDINGS = frozenset("고서야면까지니냐죠요어아게며나네래대데는은을건걸던든")
@@ -129,8 +132,11 @@ before after while because until against
 """.split()
 )
 
-# A run of Hangul syllables, or a run of other letters/digits (Latin, accented, Hanja, ...).
-_RUN = re.compile(r"[가-힣]+|[^\W_가-힣]+")
+# A run of Hangul syllables, or a run of other letters/digits (Latin, accented, Hanja, ...),
+# with the hyphens that join such runs into one word ("on-call").
+_RUN = re.compile(r"[가-힣]+|[^\W_가-힣]+(?:-[^\W_가-힣]+)*")
+# A hyphenated word of Latin letters alone is also read solid; "2024-01-15" is not a word.
+_SOLID = re.compile(r"[a-z]+(?:-[a-z]+)+")
 
 
 def _strip_korean(word: str) -> str:
@@ -200,9 +206,16 @@ def _stems(text: str) -> list[tuple[str, bool]]:
             if stem not in _KO_STOP:
                 out.append((stem, True))
         else:
-            if len(w) == 1 and w.isascii() and not w.isdigit():
-                continue
-            if w in _EN_STOP:
-                continue
-            out.append((_stem_english(w) if w[0].isalpha() else w, False))
+            out.extend(_latin(part) for part in w.split("-") if _kept(part))
+            if _SOLID.fullmatch(w):
+                out.append(_latin(w.replace("-", "")))
     return out
+
+
+def _kept(w: str) -> bool:
+    """A Latin or digit run that is a term: not one letter, not a stop word."""
+    return not (len(w) == 1 and w.isascii() and not w.isdigit()) and w not in _EN_STOP
+
+
+def _latin(w: str) -> tuple[str, bool]:
+    return (_stem_english(w) if w[0].isalpha() else w, False)
