@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from agent.answers.kind import asked_kind, holds_kind, without_asking
+from agent.answers.kind import asked_kind, holds_kind, is_quantity, without_asking
 from agent.answers.lead import focus_terms, judge_lead
 from agent.routing.bypass import without_pleasantries
 from agent.wording.progress import message
@@ -128,6 +128,37 @@ def test_a_lead_that_shares_only_a_side_word_does_not_answer() -> None:
         term_ids=unseen,
     )
     assert not verdict.answers and verdict.support < 0.3
+
+
+def test_how_far_ahead_asks_for_a_length_of_time() -> None:
+    assert asked_kind("열흘 휴가 쓰려면 얼마나 미리 말해야 돼요?") == "duration"
+    assert asked_kind("how far in advance do i book the big room") == "duration"
+    assert asked_kind("how much notice do contractors give") == "duration"
+    assert holds_kind("보름 전까지 알려 주세요", "duration")
+    # "한 달" is a month; the 한 of "속한 달" ends a verb
+    assert holds_kind("한 달 안에 씁니다", "duration")
+    assert not holds_kind("기준일이 속한 달의 급여와 함께 지급됩니다.", "duration")
+
+
+def test_a_time_or_a_number_in_the_question_is_not_its_subject() -> None:
+    """ "일주일" and "5am" are the asker's condition; the documents say it in their own
+    numbers ("연속 5일 이상"). A word no document uses weighs as the subject the documents
+    lack, but not these."""
+    assert is_quantity("열흘") and is_quantity("5am") and is_quantity("2025")
+    assert not is_quantity("스톡옵션") and not is_quantity("sketchy")
+
+    def unseen(terms: Sequence[str]) -> list[int | None]:
+        return [None if t in ("일주일", "가려면") else 1 for t in terms]
+
+    verdict = judge_lead(
+        "일주일 휴가 가려면 얼마나 미리 말해야 돼요?",
+        "연속 5일 이상 휴가는 시작일 기준 3주 전까지 팀장에게 알립니다.",
+        "휴가 제도 > 신청",
+        0.3,
+        same_language=True,
+        term_ids=unseen,
+    )
+    assert verdict.answers, verdict
 
 
 def test_a_chat_clipping_is_held_by_the_word_it_starts() -> None:

@@ -58,8 +58,9 @@ _ASKS: list[tuple[Kind, re.Pattern[str]]] = [
     (
         "duration",
         re.compile(
-            r"얼마나\s?(?:오래|걸|빨리|길|동안)|며칠|몇\s?일|몇\s?(?:분|시간|주|달|개월|년)"
-            r"|how long|how fast|how soon|how quickly"
+            r"얼마나\s?(?:오래|걸|빨리|길|동안|미리|일찍)|며칠|몇\s?일|몇\s?(?:분|시간|주|달|개월|년)"
+            r"|how long|how fast|how soon|how quickly|how far (?:in advance|ahead)|how early"
+            r"|how much notice"
             r"|how many (?:days|hours|minutes|weeks|months|years)"
             r"|within how",
             _I,
@@ -111,8 +112,10 @@ _ASKS: list[tuple[Kind, re.Pattern[str]]] = [
 ]
 
 _DIGIT = r"\d"
+# Korean number words start a word: the 한 of "속한 달" ends a verb, it is not "one".
 _NUMBER_WORD = (
-    r"(?:한|두|세|네|다섯|여섯|일곱|여덟|아홉|열)\s?(?:명|개|번|회|대|건|장|시간|달|주|곳|가지)"
+    r"(?<![가-힣])(?:한|두|세|네|다섯|여섯|일곱|여덟|아홉|열)\s?"
+    r"(?:명|개|번|회|대|건|장|시간|달|주|곳|가지)"
     r"|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|once|twice)\b"
 )
 _CLOCK = (
@@ -121,7 +124,7 @@ _CLOCK = (
 )
 _UNIT = (
     r"\d[\d,.]{0,20}\s?(?:분|시간|일|주|개월|달|년|영업일|초)"
-    r"|(?:한|두|세|네)\s?(?:시간|달)|하루|이틀|사흘|나흘|보름"
+    r"|(?<![가-힣])(?:한|두|세|네)\s?(?:시간|달)|하루|이틀|사흘|나흘|닷새|엿새|이레|여드레|아흐레|열흘|보름|일주일"
     r"|\b(?:an?|one|two|three|four|five|six|seven|eight|nine|ten|twelve)\s"
     r"(?:business |working )?(?:minutes?|hours?|days?|weeks?|months?|years?)\b"
     r"|\d[\d,.]{0,20}\s?(?:business |working |calendar )?"
@@ -199,6 +202,16 @@ def _what_it_is_about(match: re.Match[str]) -> str:
     """The words between the asking ones ("what's the *slack* command"): the subject."""
     kept = (words for words in match.groupdict().values() if words)
     return f" {' '.join(kept)} "
+
+
+# A word that is itself a time, a length of time, a date or a number ("일주일", "5am",
+# "2024"): the shape of a condition or an answer, never the subject of a question.
+_QUANTITY = re.compile(f"(?:{_CLOCK}|{_UNIT}|{_WEEKDAY}|{_MONEY}|{_PERCENT}|{_DIGIT})", _I)
+
+
+def is_quantity(word: str) -> bool:
+    """Whether ``word`` (one word of a question) is a time, a duration, a date or a number."""
+    return _QUANTITY.match(word) is not None
 
 
 def holds_kind(text: str, kind: Kind) -> bool:

@@ -23,7 +23,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from agent.answers.kind import STRICT, asked_kind, holds_kind, without_asking
+from agent.answers.kind import STRICT, asked_kind, holds_kind, is_quantity, without_asking
 from agent.retrieval.tokenizer import PREDICATE_ENDINGS, tokenize, words
 
 TermIds = Callable[[Sequence[str]], Sequence[int | None]]
@@ -42,7 +42,8 @@ _STEM_LETTERS = 5
 _CLIPPING_LETTERS = 4
 
 # A question word that no document uses: the subject the documents lack, in English; in
-# Korean only when it is not a predicate (a chat verb form the documents never spell).
+# Korean only when it is not a predicate (a chat verb form the documents never spell);
+# never a time or a number (agent/answers/kind.is_quantity).
 _UNSEEN_WEIGHT = 3.0
 # Shares of the question's term weight the lead (with its headings) must hold. Calibrated
 # on the visible part of the team handbook and 100 KorQuAD and XQuAD questions (seed 7):
@@ -158,7 +159,9 @@ def term_support(
             weights[t] *= _FOCUS_WEIGHT
     unseen = term_ids(terms) if term_ids is not None else [0] * len(terms)
     for term, known in zip(terms, unseen, strict=True):
-        if known is None:
+        # "일주일" in "일주일 정도 휴가 가려면" or "5am" is the question's condition, said by
+        # the documents in their own numbers ("연속 3일 이상"): no more than any word.
+        if known is None and not is_quantity(term):
             if term.isascii() or (len(term) > 2 and term[-1] not in PREDICATE_ENDINGS):
                 weights[term] *= _UNSEEN_WEIGHT
             elif len(term) == 2 and term[-1] not in PREDICATE_ENDINGS:
