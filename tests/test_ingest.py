@@ -15,7 +15,7 @@ from agent.retrieval.chunking import chunk_document
 from agent.retrieval.embeddings import UniversalSentenceEncoder
 from agent.retrieval.ingest import Ingestor, Status, document_id
 from agent.retrieval.knowledge_base import KnowledgeBase, SearchOptions
-from agent.retrieval.loaders import load_document
+from agent.retrieval.loaders import LOADERS_VERSION, load_document
 from agent.retrieval.tokenizer import tokenize
 from tests.conftest import SAMPLES, open_kb
 
@@ -258,3 +258,20 @@ def test_old_vectors_left_by_a_crash_after_the_switch_are_collected(
 
     ingestor.run([])
     assert kb.vectors.count() == kb.catalog.chunk_count()
+
+
+def test_a_file_read_by_an_older_loader_is_read_again(
+    kb: KnowledgeBase, ingestor: Ingestor, tmp_path: Path
+) -> None:
+    """An .rst file ingested when reStructuredText was read as plain text keeps that text
+    until the loaders' version in the pipeline id says it is stale."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "guide.rst").write_text("Guide\n=====\n\n배포는 화요일에 합니다.\n", encoding="utf-8")
+    assert ingestor.run([docs]).results[0].status is Status.ADDED
+    assert f"|loaders{LOADERS_VERSION}" in kb.pipeline
+    assert ingestor.run([docs]).results[0].status is Status.UNCHANGED
+    stale = kb.pipeline.replace(f"|loaders{LOADERS_VERSION}", "|loaders1")
+    with sqlite3.connect(kb.data_dir / "catalog.sqlite3") as db:  # as an older release left it
+        db.execute("UPDATE documents SET pipeline = ?", (stale,))
+    assert ingestor.run([docs]).results[0].status is Status.UPDATED

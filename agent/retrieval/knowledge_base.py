@@ -27,6 +27,7 @@ from agent.retrieval.embeddings import Embedder, word_similarity
 from agent.retrieval.fusion import fuse
 from agent.retrieval.keyword import KeywordIndex
 from agent.retrieval.keyword_live import LiveKeywordIndex
+from agent.retrieval.loaders import LOADERS_VERSION
 from agent.retrieval.tokenizer import TOKENIZER_VERSION, tokenize, words
 from agent.retrieval.types import Chunk, SearchHit
 from agent.retrieval.vectors import VectorStore
@@ -99,7 +100,10 @@ class KnowledgeBase:
     def pipeline(self) -> str:
         """Everything that shapes a document's chunks; a change re-ingests unchanged files."""
         c = self.chunking
-        return f"{self.embedder.name}|chunks{c.size}/{c.overlap}|tokens{TOKENIZER_VERSION}"
+        return (
+            f"{self.embedder.name}|chunks{c.size}/{c.overlap}|tokens{TOKENIZER_VERSION}"
+            f"|loaders{LOADERS_VERSION}"
+        )
 
     def close(self) -> None:
         self.catalog.close()
