@@ -20,10 +20,15 @@ from agent.glossary.loanwords import (
     looks_borrowed,
     romanized,
 )
-from agent.retrieval.embeddings import UniversalSentenceEncoder, encoder_similarity
+from agent.retrieval.embeddings import (
+    OpenAICompatibleEmbedder,
+    UniversalSentenceEncoder,
+    encoder_similarity,
+)
 from agent.retrieval.ingest import Ingestor
 from agent.retrieval.knowledge_base import KnowledgeBase
 from agent.retrieval.types import Chunk, SearchHit
+from tests.support.servers import free_port
 
 VOCABULARY = [
     # English words of a team's documents (as the keyword index keeps them)
@@ -115,3 +120,22 @@ def test_the_sentence_beside_that_holds_the_address_leads(
     )
     assert answer.related, answer.text
     assert "https://onboard.example.com" in answer.text.splitlines()[2], answer.text
+
+
+def test_a_failing_encoder_leaves_the_word_without_a_counterpart_and_asks_again(
+    embedder: UniversalSentenceEncoder, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An embeddings endpoint that is down (nothing listens on the port) does not fail the
+    answer: the word goes without a loanword, the log says why, and the next question
+    asks again rather than remembering the failure."""
+    down = OpenAICompatibleEmbedder(
+        "e5", base_url=f"http://127.0.0.1:{free_port()}/v1", api_key=None, timeout=2.0
+    )
+    loanwords = Loanwords(VOCABULARY, encoder_similarity(down))
+    assert loanwords.counterparts("버그") == ()
+    assert "loanword lookup" in caplog.text and "127.0.0.1" in caplog.text
+    caplog.clear()
+    assert loanwords.counterparts("버그") == ()
+    assert "loanword lookup" in caplog.text  # asked again, not remembered as "none"
+    # A spelling match needs no encoder, and romanization none either.
+    assert loanwords.counterparts("판교") == ("pangyo",)

@@ -26,16 +26,20 @@ from __future__ import annotations
 
 import difflib
 import functools
+import logging
 import re
 from collections import defaultdict
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from agent.glossary.sino import SINO_SYLLABLES
+from agent.retrieval.embeddings import EmbeddingError
 from agent.retrieval.tokenizer import PREDICATE_ENDINGS
 
-if TYPE_CHECKING:  # the encoder's module loads numpy: not needed to index words
+if TYPE_CHECKING:
     from agent.retrieval.embeddings import Similarity
+
+log = logging.getLogger(__name__)
 
 _FIRST_SYLLABLE = 0xAC00
 _SYLLABLES = 11172
@@ -212,11 +216,18 @@ class Loanwords:
 
     def counterparts(self, word: str) -> tuple[str, ...]:
         """The knowledge base's word in the other script that ``word`` (a question's word,
-        :func:`agent.retrieval.tokenizer.words`) is a loanword or romanization of, if any."""
+        :func:`agent.retrieval.tokenizer.words`) is a loanword or romanization of, if any.
+        An encoder that fails (an embeddings endpoint down) leaves the word without one:
+        the answer goes on, and the word is asked about again next time."""
         if word not in self._memo:
+            try:
+                found = self._find(word)
+            except EmbeddingError as exc:
+                log.warning("loanword lookup for %r skipped: %s", word, exc)
+                return ()
             if len(self._memo) > _MEMO:
                 self._memo.clear()
-            self._memo[word] = self._find(word)
+            self._memo[word] = found
         return self._memo[word]
 
     def _find(self, word: str) -> tuple[str, ...]:
