@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import pytest
 
 from agent.answers.kind import asked_kind, holds_kind, is_quantity, without_asking
-from agent.answers.lead import focus_terms, judge_lead
+from agent.answers.lead import TermIds, focus_terms, judge_lead
 from agent.routing.bypass import without_pleasantries
 from agent.wording.progress import message
 
@@ -92,6 +92,15 @@ def test_the_words_between_the_asking_ones_stay_the_subject() -> None:
     assert "release" in kept and "channel" not in kept
 
 
+def unseen_words(*unseen: str) -> TermIds:
+    """The keyword vocabulary's ids, as a knowledge base that has never seen ``unseen``."""
+
+    def term_ids(terms: Sequence[str]) -> list[int | None]:
+        return [None if t in unseen else 1 for t in terms]
+
+    return term_ids
+
+
 def test_a_lead_without_the_asked_kind_does_not_answer_whatever_it_shares() -> None:
     """ "몇 시" is not answered by a sentence about nightly builds with no time in it."""
     no_time = judge_lead(
@@ -115,17 +124,13 @@ def test_a_lead_without_the_asked_kind_does_not_answer_whatever_it_shares() -> N
 def test_a_lead_that_shares_only_a_side_word_does_not_answer() -> None:
     """ "스톡옵션 베스팅 기간" is not answered by a sentence about holiday periods: the words
     no document uses are what the question is about."""
-
-    def unseen(terms: Sequence[str]) -> list[int | None]:
-        return [None if t in ("스톡옵션", "베스팅") else 1 for t in terms]
-
     verdict = judge_lead(
         "스톡옵션 베스팅 기간 어떻게 돼요?",
         "설·추석 연휴 기간의 대기는 주말·공휴일 기준을 적용합니다.",
         "온콜 > 수당",
         0.23,
         same_language=True,
-        term_ids=unseen,
+        term_ids=unseen_words("스톡옵션", "베스팅"),
     )
     assert not verdict.answers and verdict.support < 0.3
 
@@ -146,17 +151,13 @@ def test_a_time_or_a_number_in_the_question_is_not_its_subject() -> None:
     lack, but not these."""
     assert is_quantity("열흘") and is_quantity("5am") and is_quantity("2025")
     assert not is_quantity("스톡옵션") and not is_quantity("sketchy")
-
-    def unseen(terms: Sequence[str]) -> list[int | None]:
-        return [None if t in ("일주일", "가려면") else 1 for t in terms]
-
     verdict = judge_lead(
         "일주일 휴가 가려면 얼마나 미리 말해야 돼요?",
         "연속 5일 이상 휴가는 시작일 기준 3주 전까지 팀장에게 알립니다.",
         "휴가 제도 > 신청",
         0.3,
         same_language=True,
-        term_ids=unseen,
+        term_ids=unseen_words("일주일", "가려면"),
     )
     assert verdict.answers, verdict
 
