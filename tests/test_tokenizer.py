@@ -56,3 +56,17 @@ def test_a_hyphenated_word_matches_it_written_solid() -> None:
     assert set(tokenize("e-mail")) == {"mail", "email"}
     assert "20240115" not in tokenize("2024-01-15")  # a date, not a word
     assert words("on-call rotation") == ["call", "oncall", "rotation"]
+
+
+def test_a_loanword_keeps_its_last_syllable_in() -> None:
+    """인 after a noun is the copula ("담당자인 분"), but in 파이프라인 or 플러그인 it is
+    the word's own syllable: stripped, "파이프라" matched no English word."""
+    assert words("빌드 파이프라인이 깨졌어요") == ["빌드", "파이프라인", "깨졌어요"]
+    assert words("플러그인 로그인") == ["플러그인", "로그인"]
+    assert words("담당자인 분") == ["담당자", "분"]
+    assert words("학생인 경우") == ["학생", "경우"]
+
+
+def test_how_many_days_is_a_question_word() -> None:
+    assert words("휴가 며칠 남았어?") == ["휴가", "남았어"]
+    assert words("병가는 몇일이에요?") == ["병가"]

@@ -15,7 +15,7 @@ vocabulary:
 
 A consonant key is short, so native words collide with English ones: 사용 and "using" are
 both S-NG, 보다 and "better" P-T. Loanwords are written with syllables that no Sino-Korean
-word has (슬, 랙, 쿼, 뷰, 트, 드, 스: see :data:`agent.glossary.sino.SINO_SYLLABLES`),
+word has (슬, 랙, 쿼, 뷰, 트, 드, 스: see :data:`agent.retrieval.sino.SINO_SYLLABLES`),
 and native words rarely end a question's noun with them, so a Korean word counts as a
 loanword only with such a syllable and without a verb ending. A loanword spelled with
 Sino-Korean syllables alone (카나리, 지라) still matches when its romanization spells
@@ -32,8 +32,8 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from agent.glossary.sino import SINO_SYLLABLES
 from agent.retrieval.embeddings import EmbeddingError
+from agent.retrieval.sino import SINO_SYLLABLES
 from agent.retrieval.tokenizer import PREDICATE_ENDINGS
 
 if TYPE_CHECKING:

@@ -43,9 +43,11 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from agent.retrieval.sino import SINO_SYLLABLES
+
 __all__ = ["PREDICATE_ENDINGS", "TOKENIZER_VERSION", "tokenize", "words"]
 
-TOKENIZER_VERSION = "4"
+TOKENIZER_VERSION = "5"
 """Part of every document's pipeline id: changing the tokens re-ingests documents."""
 
 PREDICATE_ENDINGS = frozenset("고서야면까지니냐죠요어아게며나네래대데는은을건걸던든")
@@ -58,7 +60,7 @@ _JOSA: tuple[str, ...] = tuple(
 이 가 을 를 은 는 의 에 께 와 과 도 만 로 으로 에서 에게 께서 한테 에게서 한테서
 까지 부터 보다 처럼 같이 마다 조차 마저 밖에 이나 이랑 랑 이며 이고 이든 이든지 든지 이라도 라도
 로서 으로서 로써 으로써 이란 이라는 라는 이라고 라고 이라 인 인가 인가요 인지 일까 입니까
-이다 였다 이었다 입니다 이었던 였던 인데 이지만 이면 이라면
+이다 였다 이었다 입니다 이었던 였던 인데 이지만 이면 이라면 이에요 예요
 """.split()
 )
 # Particles that can follow a first particle (에서+는, 으로+도, 들+이 ...).
@@ -108,7 +110,7 @@ _KO_STOP: frozenset[str] = frozenset(
 있는 있다 없다 하는 했다
 누가 누구야 누구예요 누군가요 뭐야 뭐예요 뭐에요 뭔가요 뭔데 뭔지 뭐지 뭐죠 뭘 뭘까 뭐가 뭐를
 어디야 어디예요 어딘가요 어딘지 언제야 언제예요 언젠가요 얼마야 얼마예요 몇시 어때 어때요
-어떤가요 어떻게요 어떡해 어떡하죠 어떡하지 왜요
+어떤가요 어떻게요 어떡해 어떡하죠 어떡하지 왜요 며칠 몇일
 있어 있어요 있어야 있나요 있나 있니 있냐 있을까 있을까요 있습니까 있지 있죠 있는지 있을지 있음
 없어 없어요 없어야 없나요 없나 없니 없냐 없을까 없을까요 없습니까 없지 없죠 없는지 없을지 없음
 돼요 되나요 되나 될까 될까요 됩니까 되죠 되는지 되니 되냐 되요 돼야 되어야 됐어 됐어요 됐나요
@@ -140,12 +142,23 @@ _SOLID = re.compile(r"[a-z]+(?:-[a-z]+)+")
 
 
 def _strip_korean(word: str) -> str:
-    """Remove one trailing particle/ending (longest match), keeping at least _MIN_STEM syllables."""
+    """Remove one trailing particle/ending (longest match), keeping at least _MIN_STEM syllables.
+
+    A 인 after a borrowed stem is the word's own syllable, not the copula: "파이프라인이"
+    is 파이프라인 + 이, where "담당자인" is 담당자 + 인. Stripped, "파이프라" matched no
+    English word and was reported as a missing search term."""
     n = len(word)
     for k in range(min(_MAX_SUFFIX, n - _MIN_STEM), 0, -1):
         if word[n - k :] in _SUFFIXES:
+            if word[n - k] == "인" and _borrowed(word[: n - k]):
+                continue
             return word[: n - k]
     return word
+
+
+def _borrowed(stem: str) -> bool:
+    """A stem spelled with a syllable no Sino-Korean word has (파이프라, 플러그, 로그)."""
+    return any(ch not in SINO_SYLLABLES for ch in stem)
 
 
 def _stem_english(w: str) -> str:

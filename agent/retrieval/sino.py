@@ -2,8 +2,10 @@
 ideographs (U+4E00-U+9FFF), 513 of the 11,172 syllables.
 
 A word spelled with others ("슬랙", "빌드", "트") is native Korean or borrowed from
-another language; agent/glossary/loanwords.py uses this to tell a loanword from a
-Sino-Korean noun whose consonants happen to match an English word (사용 and "using").
+another language. agent/glossary/loanwords.py uses this to tell a loanword from a
+Sino-Korean noun whose consonants happen to match an English word (사용 and "using"), and
+the tokenizer to keep the 인 of a loanword ("파이프라인", "플러그인") that it would otherwise
+strip as the copula ("담당자인").
 Derived once from the readings table of the ``hanja`` package (MIT); a set of syllables,
 not a dependency.
 """
