@@ -20,6 +20,8 @@ from agent.glossary.loanwords import (
     looks_borrowed,
     romanized,
 )
+from agent.nodes.planning import RetrieveTask
+from agent.nodes.retrieve import run_task
 from agent.retrieval.embeddings import (
     OpenAICompatibleEmbedder,
     UniversalSentenceEncoder,
@@ -139,3 +141,47 @@ def test_a_failing_encoder_leaves_the_word_without_a_counterpart_and_asks_again(
     assert "loanword lookup" in caplog.text  # asked again, not remembered as "none"
     # A spelling match needs no encoder, and romanization none either.
     assert loanwords.counterparts("판교") == ("pangyo",)
+
+
+def test_a_question_is_respelled_word_by_word_in_the_other_script(
+    kb: KnowledgeBase, tmp_path: Path
+) -> None:
+    """What the sufficiency loop searches when a word is missing: the words the glossary
+    or a loanword rule knows, written the other way; None when it knows none."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "owners.md").write_text(
+        "# Owners\n\n| Area | Owner |\n|---|---|\n| Build pipeline | Park Ji-hoon |\n"
+        "| Release checklist | Lee Seung-woo |\n",
+        encoding="utf-8",
+    )
+    assert not Ingestor(kb).run([docs]).failed
+    glossary = kb.glossary()
+    assert glossary.respelled("파이프라인") == "pipeline"
+    assert glossary.respelled("빌드 파이프라인 담당자") == "build pipeline 담당자"
+    assert glossary.respelled("휴가 며칠") is None
+
+
+async def test_a_missing_word_is_searched_again_in_the_other_script(
+    kb: KnowledgeBase, tmp_path: Path
+) -> None:
+    """A Korean question's 파이프라인 matches no keyword of an English page: the search for
+    it as missing (``respell``) also searches "pipeline", says so in its step, and finds
+    the row; the same task without ``respell`` searches the word as written only."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "owners.md").write_text(
+        "# Owners\n\n| Area | Owner |\n|---|---|\n| Build pipeline | Park Ji-hoon |\n",
+        encoding="utf-8",
+    )
+    (docs / "lunch.md").write_text("# Lunch\n\nLunch is served at noon.\n", encoding="utf-8")
+    assert not Ingestor(kb).run([docs]).failed
+    task = RetrieveTask(
+        label="missing: 파이프라인", queries=["파이프라인"], k=2, scopes=None, filters={},
+        exclude=[], neighbours=0, respell=True,
+    )  # fmt: skip
+    found = await run_task(task, kb, "retrieve")
+    assert found["path"][0]["respelled"] == ["pipeline"]
+    assert "Park Ji-hoon" in found["pool"][0]["text"]
+    plain = await run_task(RetrieveTask(**(task | {"respell": False})), kb, "retrieve")
+    assert "respelled" not in plain["path"][0]

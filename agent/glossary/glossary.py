@@ -111,6 +111,18 @@ class Glossary:
                 found[term] = unique
         return found
 
+    def respelled(self, text: str) -> str | None:
+        """``text``'s words with each one the glossary or a loanword rule gives in the
+        other language written that way ("빌드 파이프라인 담당자" -> "build pipeline
+        담당자"), or None when no word has a counterpart. A search for what the passages
+        found so far lack: a word the knowledge base writes only in the other script
+        matches no keyword of its own, however it is weighted."""
+        terms = words(text)
+        found = self.counterpart_phrases(terms)
+        if not found:
+            return None
+        return " ".join(found[term][0] if term in found else term for term in terms)
+
     def _sounded(self, term: str) -> tuple[str, ...]:
         """A word no pair lists: its loanword or romanized counterpart, if the knowledge
         base has one (a pair, written down, says more than a rule)."""

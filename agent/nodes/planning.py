@@ -33,6 +33,9 @@ class RetrieveTask(TypedDict, total=False):
     neighbours: int
     # The queries are one question in other words: they share its vector (SearchOptions).
     meaning: str
+    # The queries name what the passages found so far lack: search them also written in
+    # the other language, as far as the glossary and loanwords know (Glossary.respelled).
+    respell: bool
 
 
 _SPLIT = re.compile(r"\s+(?:vs\.?|versus|and|그리고|및|또는|or)\s+|\s*,\s*", re.IGNORECASE)
@@ -180,7 +183,11 @@ def loop_tasks(state: AgentState, deps: Deps) -> list[Send]:
     review = state.get("review")
     missing = review["missing"][:3] if review else []
     return [
-        Send("retrieve", _task(state, deps, f"missing: {aspect}", [aspect, f"{question} {aspect}"]))
+        Send(
+            "retrieve",
+            _task(state, deps, f"missing: {aspect}", [aspect, f"{question} {aspect}"])
+            | {"respell": True},
+        )
         for aspect in missing
     ]
 

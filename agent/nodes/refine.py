@@ -56,6 +56,7 @@ async def research(state: AgentState, runtime: Runtime[Deps]) -> dict[str, Any]:
             filters={},
             exclude=seen,
             neighbours=deps.config.neighbours,
+            respell=True,
         )
         for aspect in aspects
     ]

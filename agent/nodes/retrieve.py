@@ -72,8 +72,13 @@ async def run_task(task: RetrieveTask, kb: KnowledgeBase, name: str) -> dict[str
     # Over-fetch so that skipping seen chunks and filtering still leaves k new ones.
     fetch = task["k"] + len(exclude) + (3 * task["k"] if filters else 0)
     notes: list[str] = []
+    respelled: list[str] = []  # the queries in the other language's spelling (task "respell")
 
     def search(queries: list[str]) -> list[list[SearchHit]]:
+        if task.get("respell"):
+            glossary = kb.glossary()
+            respelled.extend(q for q in map(glossary.respelled, queries) if q and q not in queries)
+            queries = queries + respelled
         options = SearchOptions(
             k=fetch, scopes=scopes, neighbours=task["neighbours"], meaning=task.get("meaning")
         )
@@ -101,7 +106,14 @@ async def run_task(task: RetrieveTask, kb: KnowledgeBase, name: str) -> dict[str
             if item["id"] not in items or items[item["id"]]["score"] < item["score"]:
                 items[item["id"]] = item
     elapsed = round((time.perf_counter() - start) * 1000, 2)
-    step = {"node": name, "ms": elapsed, "query": task["label"][:80], "found": len(items)}
+    step: dict[str, Any] = {
+        "node": name,
+        "ms": elapsed,
+        "query": task["label"][:80],
+        "found": len(items),
+    }
+    if respelled:
+        step["respelled"] = respelled
     return {
         "path": [step],
         "pool": list(items.values()),
