@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agent.answers.extractive import extractive_answer
+from agent.answers.extractive import extractive_answer, led_with
 from agent.answers.lead import judge_lead
 from agent.answers.sentences import defined_term
 from agent.glossary.glossary import Glossary
@@ -123,3 +123,35 @@ def test_an_english_word_said_in_other_words_counts_for_part(
     within = judge_lead(question, lead, "Support desk", 0.25, same_language=True, nearest=nearest)
     assert within.support > without.support
     assert within.answers and not without.answers
+
+
+ALLOWANCES = (
+    "| 항목 | 조건 | 한도 |\n|---|---|---|\n"
+    "| 야간 택시비 | 자정 이후 퇴근 | 실비 |\n"
+    "| 야근 간식비 | 21시 이후까지 근무 | 1인 9,000원 |\n"
+    "| 휴일 근무 간식비 | 휴일에 4시간 이상 근무 | 1인 13,000원 |\n"
+)
+
+
+def test_a_follow_up_may_lead_with_what_the_last_answer_only_quoted_beside(
+    embedder: UniversalSentenceEncoder,
+) -> None:
+    """The thread's last answer led with the overtime row and quoted the holiday row
+    beside it; "주말에 나와서 일하면요?" asks about that row, which may lead now. Only what the
+    last answer led with weighs less (see led_with)."""
+    hits = [hit(ALLOWANCES, "allowances", "간식비")]
+    first = extractive_answer("야근 간식비 얼마까지 돼요?", hits, embedder)
+    lines = quotes(first.text)
+    assert "야근 간식비" in lines[0] and any("휴일 근무" in line for line in lines[1:]), first.text
+    asked = "주말에 나와서 일하면 간식비 얼마까지 돼요?"  # as agent/routing/followup.py resolves it
+    second = extractive_answer(asked, hits, embedder, follow_up=asked, said=first.text)
+    assert "휴일 근무 간식비" in quotes(second.text)[0], second.text
+
+
+def test_what_an_answer_led_with_is_its_first_quote() -> None:
+    answer = (
+        "문서에서 찾은 내용입니다.\n\n> 첫 문장입니다.\n>\n> 둘째 문장입니다. [1]\n\n> 셋째. [2]"
+    )
+    assert led_with(answer) == "첫 문장입니다."
+    assert led_with("> 하나뿐입니다. [1]") == "하나뿐입니다."
+    assert led_with("An answer written by the model.") == "An answer written by the model."

@@ -8,6 +8,7 @@ the ``[n]`` of its source.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -56,7 +57,8 @@ MAX_SENTENCES = 3
 # second 300 of each, one answer a set lost its span, a third sentence from another passage).
 # A follow-up ("Redis는요?", "Who approves it?") is searched as the earlier question plus
 # itself, whose terms would otherwise pick the sentence the thread was already given: its
-# own terms weigh this much more, and a sentence the previous answer quoted this much less.
+# own terms weigh this much more, and the sentence the previous answer led with this much
+# less (only that one: the rows quoted beside it often hold what the thread asks next).
 # On seven sample follow-ups ("Redis는요?" after the Postgres backups, "Who approves it?"
 # after production access) three led with the earlier answer's line before, none now; at
 # 0.5 instead of 0.7, "Where does it happen?" lost the handover line to an unrelated one.
@@ -67,6 +69,9 @@ _KEEP_APART = 0.5
 _UNRELATED_COSINE = 0.3
 _UNRELATED_SHARE = 0.5
 
+
+# The citation closing a quoted group: " [2]".
+_CITED = re.compile(r"\s*\[\d+\]$")
 
 _TEXT: dict[Language, dict[str, str]] = {
     "ko": {
@@ -140,7 +145,7 @@ def extractive_answer(
     bridge = glossary.counterpart_phrases(words(question)) if glossary is not None else {}
     kind = asked_kind(follow_up or question) or asked_kind(question)
     scores, overlaps, subjects, cosines = _scores(
-        question, language, candidates, embedder, kind, follow_up, said, bridge
+        question, language, candidates, embedder, kind, follow_up, led_with(said), bridge
     )
     chosen = _choose(candidates, scores, overlaps, subjects, cosines, max_sentences)
 
@@ -191,6 +196,22 @@ def extractive_answer(
         # quote lines into one paragraph.
         lines.extend(["\n>\n".join(quote), ""])
     return ExtractiveAnswer("\n".join(lines).strip(), citations, language, related)
+
+
+def led_with(answer: str) -> str:
+    """What ``answer`` gave as the answer: the first quote of an extractive answer (the
+    lines after it are context, and often hold what a follow-up asks next: the weekend
+    row under the overtime one), or all of another answer."""
+    lines = answer.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith("> ")), None)
+    if start is None:
+        return answer
+    lead = []
+    for line in lines[start:]:
+        if not line.startswith("> "):
+            break
+        lead.append(_CITED.sub("", line.removeprefix("> ")))
+    return "\n".join(lead)
 
 
 def _answer_beside(
