@@ -30,10 +30,11 @@ MAX_FILE_BYTES = 50 * 1024 * 1024
 Loader = Callable[[Path, bytes], LoadedDocument]
 
 
-LOADERS_VERSION = "2"
+LOADERS_VERSION = "3"
 """Part of every document's pipeline id, as the tokenizer's version is: a loader that
-reads a format differently (2: reStructuredText parsed, not read as plain text) reads
-every document again on the next ingest, or a file ingested before keeps its old text."""
+reads a format differently (2: reStructuredText parsed, not read as plain text; 3: Word
+tables as Markdown rows) reads every document again on the next ingest, or a file
+ingested before keeps its old text."""
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,10 @@ def load_docx(path: Path, data: bytes) -> LoadedDocument:
     # Body order matters: a table belongs under the heading that precedes it.
     for block in document.iter_inner_content():
         if isinstance(block, Table):
-            lines.extend(" | ".join(cell.text.strip() for cell in row.cells) for row in block.rows)
+            # Markdown rows, as every loader writes them: "a | b" alone was not told from prose.
+            lines.extend(
+                table_lines([[cell.text.strip() for cell in row.cells] for row in block.rows])
+            )
             continue
         style = (block.style.name if block.style is not None else "") or ""
         text = block.text.strip()
