@@ -26,7 +26,7 @@ import pytest
 from adapters.chat.split import split_text
 from adapters.slack.markup import plain_question
 from agent.answers.extractive import extractive_answer
-from agent.answers.sentences import blocks, is_row, split_sentences
+from agent.answers.sentences import blocks, split_sentences
 from agent.cache.answer import normalize_question
 from agent.guards.input import check_input
 from agent.guards.normalize import normalise, spelled_runs, variants, visible
@@ -35,7 +35,7 @@ from agent.memory.budget import count_tokens
 from agent.memory.extraction import extract_facts_locally
 from agent.memory.profile import kind_named
 from agent.nodes.compression import compress
-from agent.retrieval.chunking import chunk_document
+from agent.retrieval.chunking import chunk_document, is_row
 from agent.retrieval.embeddings import UniversalSentenceEncoder
 from agent.retrieval.loaders import LoadError, load_document, markdown_sections
 from agent.retrieval.tokenizer import tokenize, words

@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from agent.answers.sentences import blocks, defined_term, is_row, split_block
+from agent.answers.sentences import blocks, defined_term, split_block
+from agent.retrieval.chunking import is_row
 from agent.retrieval.types import Chunk
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from agent.retrieval.chunking import is_row
+
 _SENTENCE_END = re.compile(r"(?<=[.!?。])\s+|(?<=다\.)|(?<=요\.)")
 _CODE_BLOCK = re.compile(r"```.*?(?:```|$)", re.DOTALL)
 # A line that starts a block of its own: a list item or a table row.
@@ -117,7 +119,3 @@ def defined_term(block: str) -> str | None:
 def split_sentences(text: str) -> list[str]:
     """The sentences, list items, table rows and headings of a text, in order."""
     return [s for block in blocks(text) for s in split_block(block.text)]
-
-
-def is_row(sentence: str) -> bool:
-    return sentence.count("|") >= 2

@@ -3,6 +3,9 @@
 Sections never share a chunk, so every chunk has exactly one page or heading
 to cite. Inside a section, langchain's recursive splitter breaks at paragraphs
 first, then at sentence ends (Korean ``다.`` and ``요.`` included), then words.
+A table cut across chunks keeps its header row in each: without it, the rows of the
+second chunk read as a table whose first row is its header ("Server / backend engineer |
+MacBook Pro 16-inch" was quoted as the column names of the rows below it).
 """
 
 from __future__ import annotations
@@ -14,6 +17,13 @@ from langchain_text_splitters import RecursiveCharacterTextSplitter
 from agent.retrieval.types import DEFAULT_SCOPE, Chunk, LoadedDocument
 
 SEPARATORS = ["\n\n", "\n", ". ", "다. ", "요. ", "? ", "! ", "。", "; ", ", ", " ", ""]
+CHUNKER_VERSION = "2"
+"""Part of every document's pipeline id: changing how text is cut re-ingests documents."""
+
+
+def is_row(line: str) -> bool:
+    """A table row, as the loaders write one ("| a | b |" or "a | b | c")."""
+    return line.count("|") >= 2
 
 
 @dataclass(frozen=True)
@@ -44,10 +54,8 @@ def chunk_document(
     )
     chunks: list[Chunk] = []
     for section in document.sections:
-        for piece in splitter.split_text(section.text):
-            text = piece.strip()
-            if not text:
-                continue
+        pieces = [piece.strip() for piece in splitter.split_text(section.text)]
+        for text in _with_table_headers([piece for piece in pieces if piece]):
             seq = len(chunks)
             chunks.append(
                 Chunk(
@@ -65,3 +73,30 @@ def chunk_document(
                 )
             )
     return chunks
+
+
+def _with_table_headers(pieces: list[str]) -> list[str]:
+    """``pieces`` of one section, each that goes on with a table the piece before it left
+    open starting with that table's header row."""
+    out: list[str] = []
+    header: str | None = None  # the header of the table open at the end of the last piece
+    for piece in pieces:
+        lines = [line for line in piece.splitlines() if line.strip()]
+        if header is not None and is_row(lines[0]) and lines[0] != header:
+            piece = f"{header}\n\n{piece}"  # a row of its own, whatever joins the rows
+            lines = [header, *lines]
+        header = _open_table(lines)
+        out.append(piece)
+    return out
+
+
+def _open_table(lines: list[str]) -> str | None:
+    """The header row of the table ``lines`` end in, if they end in one: the first row of
+    its run of rows (blank lines between rows, as a Word table's, do not end it)."""
+    header: str | None = None
+    for line in lines:
+        if not is_row(line):
+            header = None
+        elif header is None:
+            header = line
+    return header

@@ -22,7 +22,7 @@ from typing import Literal
 from agent.glossary.cache import GlossaryCache
 from agent.glossary.glossary import Glossary
 from agent.retrieval.catalog import DocumentCatalog, SharedKeywords, open_catalog
-from agent.retrieval.chunking import ChunkingConfig
+from agent.retrieval.chunking import CHUNKER_VERSION, ChunkingConfig
 from agent.retrieval.embeddings import Embedder, word_similarity
 from agent.retrieval.fusion import fuse
 from agent.retrieval.keyword import KeywordIndex
@@ -101,7 +101,8 @@ class KnowledgeBase:
         """Everything that shapes a document's chunks; a change re-ingests unchanged files."""
         c = self.chunking
         return (
-            f"{self.embedder.name}|chunks{c.size}/{c.overlap}|tokens{TOKENIZER_VERSION}"
+            f"{self.embedder.name}|chunks{c.size}/{c.overlap}v{CHUNKER_VERSION}"
+            f"|tokens{TOKENIZER_VERSION}"
             f"|loaders{LOADERS_VERSION}"
         )
 

@@ -1,0 +1,64 @@
+"""A table cut across chunks keeps its header row in each chunk (agent/retrieval/chunking.py):
+the rows of a later chunk otherwise read as a table whose first row is its header, and
+the extractive answer quoted a row as the column names of the rows below it.
+
+The tables are written here (a studio's equipment list, an on-call roster), not taken from
+a benchmark; the Word file goes through the real loader.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import docx
+
+from agent.answers.candidates import quotable
+from agent.retrieval.chunking import ChunkingConfig, chunk_document
+from agent.retrieval.loaders import load_document
+from agent.retrieval.types import Chunk, LoadedDocument, Section
+
+ROLES = [
+    ("Client engineer", "Windows workstation with 64 GB RAM and a second screen"),
+    ("Backend engineer", "MacBook Pro 16-inch with 48 GB RAM and a docking station"),
+    ("Technical artist", "Windows workstation with a drawing tablet and a colour screen"),
+    ("Producer", "MacBook Pro 14-inch with 36 GB RAM and a travel adapter kit"),
+    ("QA tester", "Windows laptop plus phones checked out from the device room"),
+    ("Sound designer", "Mac Studio with studio monitors and an audio interface"),
+]
+
+
+def chunks_of(document: LoadedDocument, size: int = 200) -> list[Chunk]:
+    config = ChunkingConfig(size=size, overlap=0)
+    return chunk_document(document, doc_id="d", source="/d", content_hash="h" * 12, config=config)
+
+
+def test_a_word_table_keeps_its_header_in_every_chunk(tmp_path: Path) -> None:
+    word = docx.Document()
+    word.add_heading("Standard equipment by role", level=1)
+    table = word.add_table(rows=1, cols=2)
+    table.rows[0].cells[0].text, table.rows[0].cells[1].text = "Role", "Computer"
+    for role, computer in ROLES:
+        cells = table.add_row().cells
+        cells[0].text, cells[1].text = role, computer
+    path = tmp_path / "equipment.docx"
+    word.save(str(path))
+    chunks = chunks_of(load_document(path, path.read_bytes()))
+    assert len(chunks) > 2  # the table is cut
+    assert "| Role | Computer |" in chunks[0].text  # a Markdown row, as every loader writes
+    for chunk in chunks[1:]:
+        assert chunk.text.startswith("| Role | Computer |\n\n"), chunk.text
+    rows = [c.text for chunk in chunks for c in quotable(0, chunk) if "|" in c.text]
+    assert len(rows) == len(ROLES), rows
+    assert all(row.startswith("| Role | Computer | → |") for row in rows), rows
+    assert "| Role | Computer | → | Producer | MacBook Pro 14-inch" in " ".join(rows)
+
+
+def test_a_markdown_table_keeps_its_header_and_the_text_after_it_none() -> None:
+    rows = "\n".join(f"| {role} | {computer} |" for role, computer in ROLES)
+    text = f"| Role | Computer |\n|---|---|\n{rows}\n\nAsk IT for anything beyond this list."
+    chunks = chunks_of(LoadedDocument("Equipment", [Section(text, heading="Equipment")]), 150)
+    with_rows = [c for c in chunks if any(role in c.text for role, _ in ROLES)]
+    assert len(with_rows) > 1
+    assert all(c.text.startswith("| Role | Computer |") for c in with_rows)
+    after = next(c for c in chunks if "Ask IT" in c.text)
+    assert not after.text.split("Ask IT")[0].strip() or after in with_rows
