@@ -70,3 +70,11 @@ def test_a_loanword_keeps_its_last_syllable_in() -> None:
 def test_how_many_days_is_a_question_word() -> None:
     assert words("휴가 며칠 남았어?") == ["휴가", "남았어"]
     assert words("병가는 몇일이에요?") == ["병가"]
+
+
+def test_chat_contractions_written_without_the_apostrophe_are_stop_words() -> None:
+    """ "whats", "dont": chat drops the apostrophe of "what's" and "don't", and the word
+    then matched no passage but counted as one the documents lack."""
+    assert words("whats the threshold") == ["threshold"]
+    assert words("i dont have a badge, cant get in") == ["badge", "get"]
+    assert words("What's the threshold?") == words("whats the threshold")

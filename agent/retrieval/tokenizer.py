@@ -131,6 +131,8 @@ very can could will would shall should may might must i me my we our you your he
 she her they them their s t just also such other any each all both few more most some same
 own only over under again further once up down out off above below between through during
 before after while because until against
+whats whos wheres whens hows whys thats theres heres im ive youre theyre
+dont doesnt didnt cant wont isnt arent wasnt werent shouldnt couldnt wouldnt
 """.split()
 )
 
