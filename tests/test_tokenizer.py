@@ -72,9 +72,11 @@ def test_how_many_days_is_a_question_word() -> None:
     assert words("병가는 몇일이에요?") == ["병가"]
 
 
-def test_chat_contractions_written_without_the_apostrophe_are_stop_words() -> None:
+def test_chat_contractions_and_got_are_stop_words() -> None:
     """ "whats", "dont": chat drops the apostrophe of "what's" and "don't", and the word
     then matched no passage but counted as one the documents lack."""
     assert words("whats the threshold") == ["threshold"]
     assert words("i dont have a badge, cant get in") == ["badge", "get"]
     assert words("What's the threshold?") == words("whats the threshold")
+    # Nor is "got" of "an email i just got" a subject no document names.
+    assert words("where do i forward an email i just got") == ["forward", "email"]

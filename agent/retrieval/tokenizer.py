@@ -133,6 +133,7 @@ own only over under again further once up down out off above below between throu
 before after while because until against
 whats whos wheres whens hows whys thats theres heres im ive youre theyre
 dont doesnt didnt cant wont isnt arent wasnt werent shouldnt couldnt wouldnt
+got gotten gonna wanna gotta
 """.split()
 )
 
