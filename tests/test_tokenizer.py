@@ -69,6 +69,8 @@ def test_a_loanword_keeps_its_last_syllable_in() -> None:
 
 def test_how_many_days_is_a_question_word() -> None:
     assert words("휴가 며칠 남았어?") == ["휴가", "남았어"]
+    # Nor are one-syllable adverbs a subject: "안 쓴 연차" matched "몸이 안 좋아".
+    assert words("안 쓴 연차 더 쓸 수 있나요") == ["쓴", "연차", "쓸"]
     assert words("병가는 몇일이에요?") == ["병가"]
 
 
