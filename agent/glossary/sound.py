@@ -156,6 +156,7 @@ _ONE_SOUND = str.maketrans("bgdfvrqcz", "pktpplkkj")
 _R_COLOURED = (("er", "o"), ("ur", "o"), ("ir", "o"), ("ar", "a"), ("or", "o"))
 
 
+@functools.lru_cache(maxsize=KEYS_KEPT)
 def spelling(word: str) -> str:
     """``word`` in one rough alphabet for both scripts, to compare how a loanword and an
     English word are spelled: 빅쿼리 "pikwoli", "bigquery" "pikweli"."""
