@@ -105,3 +105,19 @@ def test_equal_scores_keep_the_order_the_lists_gave() -> None:
     close = {f"near-{n}": 0.4 for n in (5, 1, 4, 2, 3)}
     ranked = _ids(fuse(same, close, query_idf_sum=4.0))
     assert ranked == [*same, *close]
+
+
+def test_an_other_language_page_that_names_the_questions_names_rises() -> None:
+    """A Korean question's names in Latin letters (루터 "luther", scored apart from its
+    own words) lift the English page that holds them over one the encoder liked better;
+    without the bridge the encoder's order stands, and a strong same-language keyword
+    match is left as it was."""
+    dense = {"en-answer": 0.40, "en-other": 0.46, "ko-generic-1": 0.30}
+    bridged = {"en-answer": 6.0, "en-other": 0.5, "ko-generic-1": 6.0}
+    args = {"query_idf_sum": 20.0, "query_language": "ko", "languages": LANGS}
+    assert _ids(fuse(KEYWORD, dense, **args))[0] == "en-other"  # type: ignore[arg-type]
+    ranked = _ids(fuse(KEYWORD, dense, **args, bridged=bridged, bridged_idf_sum=6.0))  # type: ignore[arg-type]
+    assert ranked[:2] == ["en-answer", "en-other"]
+    strong = {"ko-generic-1": 15.0}
+    plain = fuse(strong, dense, **args)  # type: ignore[arg-type]
+    assert fuse(strong, dense, **args, bridged=bridged, bridged_idf_sum=6.0) == plain  # type: ignore[arg-type]

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from agent.answers.extractive import extractive_answer
+from agent.glossary.glossary import Glossary
 from agent.glossary.loanwords import (
     Loanwords,
     english_key,
@@ -20,6 +21,7 @@ from agent.glossary.loanwords import (
     looks_borrowed,
     romanized,
 )
+from agent.glossary.sound import KeyIndex, transcribable
 from agent.nodes.planning import RetrieveTask
 from agent.nodes.retrieve import run_task
 from agent.retrieval.embeddings import (
@@ -52,6 +54,63 @@ def test_both_scripts_reduce_to_the_same_consonants() -> None:
         assert korean_key(korean) == english_key(english), (korean, english)
     assert korean_key("slack") is None and english_key("슬랙") is None
     assert romanized("판교") == "pangyo"
+
+
+# Foreign names of an English document, ordinary English words of the same consonants,
+# and Korean words (native ones among them) of a Korean document.
+NAMES = [
+    "mozart", "salzburg", "hamburg", "fitzgerald", "inflation", "nation", "model", "lot",
+    "later", "market", "hamlet", "motor", "mister", "born", "written", "figure", "salt",
+    "모델", "마켓", "깨달", "받은", "함께", "도시", "작곡", "가장",
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def names(embedder: UniversalSentenceEncoder) -> Loanwords:
+    return Loanwords(NAMES, encoder_similarity(embedder))
+
+
+def test_keys_follow_how_korean_transliterates() -> None:
+    """The r Korean writes before a consonant (부르크 "burg"), "tion" as 션, "tz" as 츠."""
+    for korean, english in [("함부르크", "hamburg"), ("인플레이션", "inflation"),
+                            ("모차르트", "mozart"), ("에너지", "energy")]:  # fmt: skip
+        assert korean_key(korean) == english_key(english), (korean, english)
+    assert english_key("light") == "LT"  # a silent gh
+
+
+def test_keys_a_letter_apart_are_found_through_the_index() -> None:
+    index = KeyIndex()
+    for key in ("PJLT", "PJT", "LT", "MKT"):
+        index.add(key)
+    assert index.near("PJJLT") == [(1, "PJLT")]  # 피츠제럴드 against "fitzgerald"
+    assert index.near("LK") == []  # a key of two letters must match exactly
+    assert (0, "LT") in index.near("LT")
+
+
+def test_native_spelling_is_not_a_loanword_spelling() -> None:
+    """Loanwords are written without tense consonants and with seven finals only."""
+    assert transcribable("잘츠부르크") and transcribable("마켓")
+    assert not transcribable("깨달") and not transcribable("받은") and not transcribable("함께")
+    assert not looks_borrowed("깨달")
+
+
+def test_a_foreign_name_finds_its_english_spelling(names: Loanwords) -> None:
+    assert names.counterparts("모차르트") == ("mozart",)
+    assert names.counterparts("함부르크") == ("hamburg",)
+    assert names.counterparts("잘츠부르크") == ("salzburg",)
+    assert names.counterparts("피츠제럴드") == ("fitzgerald",)  # a letter off: 츠제 "tzg"
+    assert names.counterparts("인플레이션") == ("inflation",)
+    for native in ("깨달", "함께", "작곡", "도시", "가장"):
+        assert names.counterparts(native) == (), native
+
+
+def test_only_a_korean_word_gets_its_loanword_in_the_keyword_query(names: Loanwords) -> None:
+    """The keyword query adds a Korean word's loanword (an English page names Mozart in
+    Latin letters only), not an English word's: that drew Korean pages ahead of the
+    English one that answers an English question."""
+    glossary = Glossary(loanwords=names)
+    assert glossary.counterparts(["모차르트", "market"]) == {}
+    assert glossary.counterparts(["모차르트", "market"], sounded=True) == {"모차르트": ("mozart",)}
 
 
 def test_a_word_with_syllables_no_sino_korean_word_has_looks_borrowed() -> None:

@@ -90,12 +90,16 @@ class Glossary:
                 found[term] = unique
         return found
 
-    def counterparts(self, terms: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    def counterparts(
+        self, terms: Sequence[str], *, sounded: bool = False
+    ) -> dict[str, tuple[str, ...]]:
         """For each of ``terms`` (a question's words, :func:`words`) the words that stand
         for it in the other language: a pair's other side, when the question holds every
-        word of that pair's term. Pairs only, for the keyword query: a loanword found by
-        rule ("incident" and 인시던트) drew the Korean glossary ahead of the English page
-        that answers an English question; it counts in the sentences quoted
+        word of that pair's term. With ``sounded``, also a Hangul word's loanword or name
+        no pair lists (루터 "luther"), for the keyword query: an English page names a
+        foreign name in Latin letters only. Not an English word's: a loanword found by rule
+        ("incident" and 인시던트) drew the Korean glossary ahead of the English page that
+        answers an English question; it counts in the sentences quoted
         (:meth:`counterpart_phrases`)."""
         present = set(terms)
         found: dict[str, tuple[str, ...]] = {}
@@ -107,6 +111,8 @@ class Glossary:
                 for word in side.gives
             ]
             unique = tuple(w for w in dict.fromkeys(others) if w != term)
+            if not unique and sounded and not term.isascii():
+                unique = self._sounded(term)
             if unique:
                 found[term] = unique
         return found

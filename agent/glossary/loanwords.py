@@ -24,14 +24,20 @@ most of the English word.
 
 from __future__ import annotations
 
-import difflib
-import functools
 import logging
-import re
 from collections import defaultdict
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from agent.glossary.sound import (
+    KeyIndex,
+    english_key,
+    korean_key,
+    likeness,
+    romanized,
+    spelling,
+    transcribable,
+)
 from agent.retrieval.embeddings import EmbeddingError
 from agent.retrieval.sino import SINO_SYLLABLES
 from agent.retrieval.tokenizer import PREDICATE_ENDINGS
@@ -39,27 +45,10 @@ from agent.retrieval.tokenizer import PREDICATE_ENDINGS
 if TYPE_CHECKING:
     from agent.retrieval.embeddings import Similarity
 
+__all__ = ["Loanwords", "english_key", "korean_key", "likeness", "looks_borrowed",
+           "romanized", "spelling"]  # fmt: skip
+
 log = logging.getLogger(__name__)
-
-_FIRST_SYLLABLE = 0xAC00
-_SYLLABLES = 11172
-# Consonant classes of a syllable's initial and final, in Unicode's jamo order ("" for
-# the silent ㅇ; a final ㅅ sounds t: 로봇 "robot", 셋 "set"; ㅎ is kept only word-first).
-_INITIAL = "K K N T T L M P P S S _ J J J K T P H".split()
-_FINAL = ("", "K", "K", "KS", "N", "NJ", "N", "T", "L", "LK", "LM", "LP", "LS", "LT", "LP",
-          "L", "M", "P", "PS", "T", "T", "NG", "T", "T", "K", "T", "P", "T")  # fmt: skip
-# Revised Romanization, syllable by syllable (enough for names: 판교 pangyo, 달빛 dalbit).
-_RR_INITIAL = "g kk n d tt r m b pp s ss _ j jj ch k t p h".split()
-_RR_VOWEL = ("a ae ya yae eo e yeo ye o wa wae oe yo u wo we wi yu eu ui i").split()
-_RR_FINAL = ("", "k", "k", "k", "n", "n", "n", "t", "l", "k", "m", "p", "l", "l", "p", "l",
-             "m", "p", "p", "t", "t", "ng", "t", "t", "k", "t", "p", "t")  # fmt: skip
-
-_DIGRAPHS = (("tch", "J"), ("sch", "S"), ("ch", "J"), ("sh", "S"), ("ph", "P"),
-             ("th", "T"), ("ck", "K"), ("gh", ""), ("qu", "K"), ("wh", ""), ("ng", "NG"),
-             ("x", "KS"))  # fmt: skip
-_LETTERS = {"b": "P", "p": "P", "f": "P", "v": "P", "k": "K", "q": "K", "d": "T", "t": "T",
-            "s": "S", "z": "J", "j": "J", "l": "L", "m": "M", "n": "N"}  # fmt: skip
-_VOWELS = frozenset("aeiouyw")
 
 # A key of one consonant ("오너", "owner": N) matches half the vocabulary.
 _MIN_KEY = 2
@@ -76,9 +65,9 @@ _LIKENESS = 1.1
 _SPELLED = 0.9
 # Words whose counterparts are remembered, per glossary.
 _MEMO = 10_000
-# Keys remembered across glossaries: the glossary is rebuilt whenever documents change,
-# and its vocabulary is mostly the same words (50,000 indexed in 1.1-1.9 s, again in 0.55).
-_KEYS_KEPT = 200_000
+# A candidate whose key is a letter off (a name as another language writes it:
+# 비텐베르크 and "Wittenberg") must make up for it in spelling and meaning, per letter.
+_PER_LETTER_OFF = 0.15
 # Candidates of one key the encoder is asked about, the best spelled first: a large
 # vocabulary has dozens of words per short key, and the cosine of a word spelled unlike
 # the question's is rarely enough to make up for it.
@@ -92,72 +81,6 @@ _VERB_ENDINGS = PREDICATE_ENDINGS | frozenset("다에를으갔었았였쳐꾸른
 _MIN_ENGLISH_KEY = 3
 
 
-def _collapse(key: str) -> str:
-    return re.sub(r"(.)\1+", r"\1", key)
-
-
-def _jamo(word: str) -> list[tuple[int, int, int]] | None:
-    parts = []
-    for ch in word:
-        offset = ord(ch) - _FIRST_SYLLABLE
-        if not 0 <= offset < _SYLLABLES:
-            return None
-        parts.append((offset // 588, (offset % 588) // 28, offset % 28))
-    return parts
-
-
-@functools.lru_cache(maxsize=_KEYS_KEPT)
-def korean_key(word: str) -> str | None:
-    """The consonant key of a Hangul word ("슬랙" SLK), or None for other text."""
-    parts = _jamo(word)
-    if not parts:
-        return None
-    key = []
-    for position, (initial, _, final) in enumerate(parts):
-        sound = _INITIAL[initial]
-        if sound != "_" and (sound != "H" or position == 0):
-            key.append(sound)
-        key.append(_FINAL[final])
-    return _collapse("".join(key))
-
-
-@functools.lru_cache(maxsize=_KEYS_KEPT)
-def english_key(word: str) -> str | None:
-    """The consonant key of an English word as Korean would write it ("slack" SLK,
-    "server" SP: an "r" before no vowel is not written), or None for other text."""
-    w = word.lower()
-    if not (w.isascii() and w.isalpha()):
-        return None
-    key: list[str] = []
-    i = 0
-    while i < len(w):
-        digraph = next(((d, k) for d, k in _DIGRAPHS if w.startswith(d, i)), None)
-        if digraph is not None:
-            key.append(digraph[1])
-            i += len(digraph[0])
-            continue
-        letter, after = w[i], w[i + 1 : i + 2]
-        if letter == "r":
-            key.append("L" if after and after in _VOWELS else "")
-        elif letter == "h":
-            key.append("H" if i == 0 else "")
-        elif letter in "cg":
-            soft = bool(after) and after in ("eiy" if letter == "c" else "ei")
-            key.append(("S" if letter == "c" else "J") if soft else "K")
-        else:
-            key.append(_LETTERS.get(letter, ""))
-        i += 1
-    return _collapse("".join(key))
-
-
-def romanized(word: str) -> str | None:
-    """The Revised Romanization of a Hangul word ("판교" pangyo), or None."""
-    parts = _jamo(word)
-    if not parts:
-        return None
-    return "".join(_RR_INITIAL[i].strip("_") + _RR_VOWEL[v] + _RR_FINAL[f] for i, v, f in parts)
-
-
 def looks_borrowed(word: str) -> bool:
     """Whether a Hangul word can be a loanword: not a verb form, and written with a
     syllable no Sino-Korean word has."""
@@ -165,32 +88,8 @@ def looks_borrowed(word: str) -> bool:
         len(word) >= 2
         and word[-1] not in _VERB_ENDINGS
         and any(ch not in SINO_SYLLABLES for ch in word)
+        and transcribable(word)
     )
-
-
-_KOREAN_SPELLING = (("eu", ""), ("kk", "k"), ("tt", "t"), ("pp", "p"), ("ss", "s"),
-                    ("jj", "j"), ("eo", "o"), ("ae", "a"), ("ch", "j"))  # fmt: skip
-_ENGLISH_SPELLING = (("ph", "f"), ("ck", "k"), ("qu", "kw"), ("ch", "j"), ("sh", "s"),
-                     ("th", "t"), ("x", "ks"), ("y", "i"))  # fmt: skip
-# Letters Korean does not tell apart (b/p, g/k, d/t, f/p, v/b, r/l, q/k, c/k, z/j).
-_ONE_SOUND = str.maketrans("bgdfvrqcz", "pktpplkkj")
-
-
-def spelling(word: str) -> str:
-    """``word`` in one rough alphabet for both scripts, to compare how a loanword and an
-    English word are spelled: 빅쿼리 "pikwoli", "bigquery" "pikweli"."""
-    text = romanized(word)
-    pairs: tuple[tuple[str, str], ...] = _KOREAN_SPELLING
-    if text is None:
-        text, pairs = word.lower(), _ENGLISH_SPELLING
-    for old, new in pairs:
-        text = text.replace(old, new)
-    return _collapse(text.translate(_ONE_SOUND))
-
-
-def likeness(korean: str, english: str) -> float:
-    """How alike the two are spelled, 0 to 1."""
-    return difflib.SequenceMatcher(None, spelling(korean), spelling(english)).ratio()
 
 
 class Loanwords:
@@ -201,18 +100,26 @@ class Loanwords:
     def __init__(self, vocabulary: Iterable[str], similarity: Similarity | None = None) -> None:
         self._similarity = similarity
         self._by_key: dict[str, list[str]] = defaultdict(list)
+        # Per script ("en", "ko"), the keys of its words, findable a letter or two off.
+        self._keys = {"en": KeyIndex(), "ko": KeyIndex()}
         self._by_reading: dict[str, str] = {}
         self._english: set[str] = set()
         for term in dict.fromkeys(vocabulary):
             key = korean_key(term) if not term.isascii() else english_key(term)
             if term.isascii():
                 if key and len(key) >= _MIN_KEY and len(term) >= _MIN_LETTERS:
-                    self._by_key["en:" + key].append(term)
+                    self._add("en", key, term)
                     self._english.add(term)
             elif key and len(key) >= _MIN_KEY and len(term) >= 2 and term[-1] not in _VERB_ENDINGS:
-                self._by_key["ko:" + key].append(term)
+                self._add("ko", key, term)
                 self._by_reading.setdefault(romanized(term) or "", term)
         self._memo: dict[str, tuple[str, ...]] = {}
+
+    def _add(self, script: str, key: str, term: str) -> None:
+        words = self._by_key[f"{script}:{key}"]
+        if not words:
+            self._keys[script].add(key)
+        words.append(term)
 
     def counterparts(self, word: str) -> tuple[str, ...]:
         """The knowledge base's word in the other script that ``word`` (a question's word,
@@ -233,28 +140,38 @@ class Loanwords:
     def _find(self, word: str) -> tuple[str, ...]:
         korean = korean_key(word)
         if korean is not None:
-            if len(word) < 2 or word[-1] in _VERB_ENDINGS:
+            if len(word) < 2 or word[-1] in _VERB_ENDINGS or len(korean) < _MIN_KEY:
                 return ()
             reading = romanized(word) or ""
             if reading in self._english:
                 return (reading,)
-            return self._best(word, self._by_key.get("en:" + korean, []), korean_side=True)
+            return self._best(word, self._near("en", korean), korean_side=True)
         if word in self._by_reading:
             return (self._by_reading[word],)
         key = english_key(word)
         if not key or len(key) < _MIN_ENGLISH_KEY or len(word) < _MIN_LETTERS:
             return ()
-        candidates = [k for k in self._by_key.get("ko:" + key, []) if k[-1] not in _VERB_ENDINGS]
+        candidates = [(d, k) for d, k in self._near("ko", key) if k[-1] not in _VERB_ENDINGS]
         return self._best(word, candidates, korean_side=False)
 
-    def _best(self, word: str, candidates: list[str], *, korean_side: bool) -> tuple[str, ...]:
-        """The candidate most alike in spelling and meaning, when alike enough."""
+    def _near(self, script: str, key: str) -> list[tuple[int, str]]:
+        """The other script's words of this key or one near it, with the keys' distance."""
+        return [
+            (distance, term)
+            for distance, near in self._keys[script].near(key)
+            for term in self._by_key[f"{script}:{near}"]
+        ]
+
+    def _best(
+        self, word: str, candidates: list[tuple[int, str]], *, korean_side: bool
+    ) -> tuple[str, ...]:
+        """The candidate most alike in sound, spelling and meaning, when alike enough."""
         spelled = []
-        for candidate in candidates:
+        for distance, candidate in candidates:
             korean, english = (word, candidate) if korean_side else (candidate, word)
             alike = likeness(korean, english)
-            if looks_borrowed(korean) or alike >= _SPELLED:
-                spelled.append((alike, candidate))
+            if looks_borrowed(korean) or (alike >= _SPELLED and not distance):
+                spelled.append((alike - _PER_LETTER_OFF * distance, candidate))
         spelled = sorted(spelled, reverse=True)[:_ASKED]
         if not spelled:
             return ()

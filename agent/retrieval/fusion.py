@@ -98,6 +98,13 @@ XLANG_MARGIN: float = 0.1
 """Cosine margin at which the full bonus applies (linear from 0)."""
 XLANG_GUARANTEED_RANK: int = 2
 """While the credit applies, the best other-language dense candidate ranks at least this high."""
+BRIDGE_WEIGHT: float = 0.15
+"""Added to an other-language document's fused score, times the share of the question's
+words in the other language (glossary pairs, loanwords and names: 루터 "luther") that it
+matches, IDF-weighted, while the same-language keyword match is weak. Those words are
+scored apart from the question's own: mixed with them at any weight, the Korean
+question's many bigrams outscored a page's "Luther" and "Wittenberg", and the credit
+above, the same for every other-language document, hid what they matched."""
 
 
 def bm25_idf(doc_freq: int, n_docs: int) -> float:
@@ -126,6 +133,8 @@ def fuse(
     top_k: int | None = None,
     query_language: str | None = None,
     languages: Mapping[Id, str] | None = None,
+    bridged: Mapping[Id, float] | None = None,
+    bridged_idf_sum: float = 0.0,
 ) -> list[tuple[Id, float]]:
     """Fuse keyword and dense candidate lists into one ranking.
 
@@ -143,6 +152,9 @@ def fuse(
             inputs, documents in another language are protected from losing to weak
             same-language keyword matches (see the module docstring); without them the
             result is the language-blind fusion.
+        bridged: {id: BM25 score} for the question's words in the other language alone,
+            and ``bridged_idf_sum`` their IDF mass (:data:`BRIDGE_WEIGHT`); used with the
+            language inputs only.
 
     Returns:
         [(id, fused_score)] sorted by fused score, descending. Pure function.
@@ -156,12 +168,21 @@ def fuse(
     # order that changed with every process, and so did the answer.
     candidates = [*kw, *(i for i in dense_hits if i not in kw)]
     other: dict[Id, None] = {}  # an ordered set
+    bridge: dict[Id, float] = {}
     if query_language is not None and languages is not None:
+        if bridged and bridged_idf_sum > 0.0:
+            bridge = {
+                i: min(1.0, s / bridged_idf_sum)
+                for i, s in bridged.items()
+                if s > 0.0 and languages.get(i, query_language) != query_language
+            }
+            candidates += [i for i in bridge if i not in kw and i not in dense_hits]
         other = dict.fromkeys(
             i for i in candidates if languages.get(i, query_language) != query_language
         )
 
     credit = 0.0
+    weak = True  # the same-language keyword match, for the bridge
     if not kw:
         w, scale = 0.0, 1.0
     elif query_idf_sum is None or query_idf_sum <= 0.0:
@@ -173,6 +194,7 @@ def fuse(
         same = {i: s for i, s in kw.items() if i not in other}
         rel = min(1.0, max(same.values()) / scale) if same else 0.0
         w = keyword_weight(rel)
+        weak = rel <= XLANG_MAX_REL
         other_cosines = [dense_hits[i] for i in other if i in dense_hits]
         if other_cosines and rel > 0.0:
             winner = max(same, key=lambda i: same[i])
@@ -187,6 +209,8 @@ def fuse(
         if i in other:
             k = max(k, credit)
         fused[i] = w * k + (1.0 - w) * d + TIE_EPS * d
+        if weak and i in bridge:
+            fused[i] += BRIDGE_WEIGHT * bridge[i]
     ranked = sorted(fused.items(), key=lambda x: x[1], reverse=True)
     if credit > 0.0:
         ranked = _guarantee_rank(ranked, dense_hits, other, XLANG_GUARANTEED_RANK)

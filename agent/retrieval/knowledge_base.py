@@ -47,6 +47,7 @@ SHARED_KEYWORD_CHECK_S = 0.5
 # A question word's counterpart in the other language (agent/glossary) adds its BM25 score
 # at this share: below the question's own words, which say exactly what was asked.
 COUNTERPART_WEIGHT = 0.5
+SOUNDED_COUNTERPARTS = True
 
 
 def collection_name(embedder_name: str) -> str:
@@ -200,6 +201,9 @@ class KnowledgeBase:
         keyword: dict[int, dict[str, float]] = {i: {} for i in asked}
         dense: dict[int, dict[str, float]] = {i: {} for i in asked}
         idf_sums = dict.fromkeys(asked, 0.0)
+        # The question's words in the other language, scored apart (fusion.BRIDGE_WEIGHT).
+        bridges: dict[int, dict[str, float]] = {i: {} for i in asked}
+        bridge_idf_sums = dict.fromkeys(asked, 0.0)
         if opts.mode in ("hybrid", "keyword"):
             index = self.keyword_index()
             tokens = {i: tokenize(texts[i]) for i in asked}
@@ -214,6 +218,9 @@ class KnowledgeBase:
                     scored[cid] = scored.get(cid, 0.0) + COUNTERPART_WEIGHT * score
                 keyword[i] = dict(sorted(scored.items(), key=lambda kv: -kv[1])[:pool])
                 idf_sums[i] = index.query_idf_sum(terms)
+                if others:
+                    bridges[i] = dict(bridged)
+                    bridge_idf_sums[i] = index.query_idf_sum(others)
         if opts.mode in ("hybrid", "dense") and opts.meaning:
             vector = self.embedder.embed_queries([opts.meaning])
             shared = dict(self.vectors.query_many(vector, pool, opts.scopes)[0])
@@ -237,7 +244,11 @@ class KnowledgeBase:
                     dense[i],
                     query_idf_sum=idf_sums[i],
                     query_language=detect_language(texts[i]),
-                    languages=self._languages(keyword[i].keys() | dense[i].keys()),
+                    languages=self._languages(
+                        keyword[i].keys() | dense[i].keys() | bridges[i].keys()
+                    ),
+                    bridged=bridges[i],
+                    bridged_idf_sum=bridge_idf_sums[i],
                 )
             # Over-fetch: vectors of a version the catalog no longer lists are skipped below.
             ranked[i] = ranked[i][: opts.k * 2 + 10]
@@ -265,7 +276,7 @@ class KnowledgeBase:
     def _counterpart_tokens(self, text: str, tokens: list[str]) -> list[str]:
         """The keyword tokens of the question's words in the other language, that the
         question does not hold itself."""
-        found = self.glossary().counterparts(words(text))
+        found = self.glossary().counterparts(words(text), sounded=SOUNDED_COUNTERPARTS)
         own = set(tokens)
         extra = tokenize(" ".join(w for ws in found.values() for w in ws))
         return [t for t in dict.fromkeys(extra) if t not in own]
