@@ -47,7 +47,6 @@ SHARED_KEYWORD_CHECK_S = 0.5
 # A question word's counterpart in the other language (agent/glossary) adds its BM25 score
 # at this share: below the question's own words, which say exactly what was asked.
 COUNTERPART_WEIGHT = 0.5
-SOUNDED_COUNTERPARTS = True
 
 
 def collection_name(embedder_name: str) -> str:
@@ -276,7 +275,7 @@ class KnowledgeBase:
     def _counterpart_tokens(self, text: str, tokens: list[str]) -> list[str]:
         """The keyword tokens of the question's words in the other language, that the
         question does not hold itself."""
-        found = self.glossary().counterparts(words(text), sounded=SOUNDED_COUNTERPARTS)
+        found = self.glossary().counterparts(words(text), sounded=True)
         own = set(tokens)
         extra = tokenize(" ".join(w for ws in found.values() for w in ws))
         return [t for t in dict.fromkeys(extra) if t not in own]
