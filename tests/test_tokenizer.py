@@ -62,7 +62,8 @@ def test_a_loanword_keeps_its_last_syllable_in() -> None:
     """인 after a noun is the copula ("담당자인 분"), but in 파이프라인 or 플러그인 it is
     the word's own syllable: stripped, "파이프라" matched no English word."""
     assert words("빌드 파이프라인이 깨졌어요") == ["빌드", "파이프라인", "깨졌어요"]
-    assert words("플러그인 로그인") == ["플러그인", "로그인"]
+    assert words("플러그인 설치") == ["플러그인", "설치"]
+    assert words("수도는 어디인가요?") == ["수도"]  # a question word with the copula
     assert words("담당자인 분") == ["담당자", "분"]
     assert words("학생인 경우") == ["학생", "경우"]
 
