@@ -244,3 +244,13 @@ async def test_a_missing_word_is_searched_again_in_the_other_script(
     assert "Park Ji-hoon" in found["pool"][0]["text"]
     plain = await run_task(RetrieveTask(**(task | {"respell": False})), kb, "retrieve")
     assert "respelled" not in plain["path"][0]
+
+
+def test_a_loanword_is_found_among_many_words_of_its_sound(
+    embedder: UniversalSentenceEncoder,
+) -> None:
+    """A short key has many words ("bug", "book", "pick", "park" ... are all P-K): the
+    encoder is asked about every one spelled as alike as the best few, not a cut through
+    a tie in alphabetical order."""
+    vocabulary = ["book", "poke", "bug", "pick", "park", "pack", "pig", "puck", "pug", "fig", "faq"]
+    assert Loanwords(vocabulary, encoder_similarity(embedder)).counterparts("버그") == ("bug",)

@@ -172,9 +172,13 @@ class Loanwords:
             alike = likeness(korean, english)
             if looks_borrowed(korean) or (alike >= _SPELLED and not distance):
                 spelled.append((alike - _PER_LETTER_OFF * distance, candidate))
-        spelled = sorted(spelled, reverse=True)[:_ASKED]
+        spelled = sorted(spelled, reverse=True)
         if not spelled:
             return ()
+        # The best spelled, and every one spelled as well as the last of them: cut inside a
+        # tie, the order of the alphabet chose (버그 lost "bug" behind "rpg", "pick", "faq").
+        last = spelled[min(_ASKED, len(spelled)) - 1][0]
+        spelled = [(alike, candidate) for alike, candidate in spelled if alike >= last]
         others = [candidate for _, candidate in spelled]
         cosines = (
             [float(c) for c in self._similarity([word], others)[0]]
