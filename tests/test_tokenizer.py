@@ -64,6 +64,8 @@ def test_a_loanword_keeps_its_last_syllable_in() -> None:
     assert words("빌드 파이프라인이 깨졌어요") == ["빌드", "파이프라인", "깨졌어요"]
     assert words("플러그인 설치") == ["플러그인", "설치"]
     assert words("수도는 어디인가요?") == ["수도"]  # a question word with the copula
+    assert words("어느 그룹의 기타리스트인가?") == ["그룹", "기타리스트"]
+    assert words("파이프라인을 고쳤어요") == ["파이프라인", "고쳤어요"]
     assert words("담당자인 분") == ["담당자", "분"]
     assert words("학생인 경우") == ["학생", "경우"]
 

@@ -102,6 +102,11 @@ _SUFFIXES: frozenset[str] = frozenset(
 _MAX_SUFFIX: int = max(len(s) for s in _SUFFIXES)
 _MIN_STEM: int = 2  # never strip a word down to a single syllable (사과 stays 사과, not 사)
 _BORROWED_STEM: int = 3  # see _strip_korean
+# A loanword's last syllable 인 ("파이프라인") alone or with a particle that follows a
+# final consonant; never a copula ending ("인가", "인지", "인데").
+_LOANWORD_IN: frozenset[str] = frozenset(
+    ["인"] + ["인" + p for p in "이 을 은 의 에 도 만 과 으로 에서 까지 부터".split()]
+)
 
 _KO_STOP: frozenset[str] = frozenset(
     """
@@ -149,14 +154,16 @@ _SOLID = re.compile(r"[a-z]+(?:-[a-z]+)+")
 def _strip_korean(word: str) -> str:
     """Remove one trailing particle/ending (longest match), keeping at least _MIN_STEM syllables.
 
-    A 인 after a borrowed stem of three syllables or more is the word's own syllable, not
-    the copula: "파이프라인이" is 파이프라인 + 이, where "담당자인" is 담당자 + 인.
-    Stripped, "파이프라" matched no English word and was reported as a missing search
-    term. A shorter stem keeps the rule: "어디인가" is 어디 + 인가."""
+    A 인 after a borrowed stem of three syllables or more, alone or before a particle, is
+    the word's own syllable, not the copula: "파이프라인이" is 파이프라인 + 이, where
+    "담당자인" is 담당자 + 인. Stripped, "파이프라" matched no English word and was
+    reported as a missing search term. The copula's own endings still go ("기타리스트인가"
+    is 기타리스트 + 인가), and a shorter stem keeps the rule ("어디인가")."""
     n = len(word)
     for k in range(min(_MAX_SUFFIX, n - _MIN_STEM), 0, -1):
-        if word[n - k :] in _SUFFIXES:
-            if word[n - k] == "인" and n - k >= _BORROWED_STEM and _borrowed(word[: n - k]):
+        suffix = word[n - k :]
+        if suffix in _SUFFIXES:
+            if suffix in _LOANWORD_IN and n - k >= _BORROWED_STEM and _borrowed(word[: n - k]):
                 continue
             return word[: n - k]
     return word
