@@ -254,3 +254,14 @@ def test_a_loanword_is_found_among_many_words_of_its_sound(
     a tie in alphabetical order."""
     vocabulary = ["book", "poke", "bug", "pick", "park", "pack", "pig", "puck", "pug", "fig", "faq"]
     assert Loanwords(vocabulary, encoder_similarity(embedder)).counterparts("버그") == ("bug",)
+
+
+def test_a_word_spelled_as_no_loanword_is_written_finds_none(
+    embedder: UniversalSentenceEncoder,
+) -> None:
+    """Loanword orthography writes no tense consonant: 따라 ("following") is no "dalla",
+    however alike the letters; nor is a word with the particle 의 a loanword."""
+    loanwords = Loanwords(["dalla", "barry", "kenaani", "follow"], encoder_similarity(embedder))
+    assert loanwords.counterparts("따라") == ()
+    assert loanwords.counterparts("빨리") == ()
+    assert loanwords.counterparts("칸의") == ()

@@ -72,9 +72,9 @@ _PER_LETTER_OFF = 0.15
 # vocabulary has dozens of words per short key, and the cosine of a word spelled unlike
 # the question's is rarely enough to make up for it.
 _ASKED = 8
-# The last syllables of Korean verb forms and particles (받아, 얻는, 일까, 팀에, 개를):
+# The last syllables of Korean verb forms and particles (받아, 얻는, 일까, 팀에, 개를, 칸의):
 # grammar, not a borrowed noun.
-_VERB_ENDINGS = PREDICATE_ENDINGS | frozenset("다에를으갔었았였쳐꾸른")
+_VERB_ENDINGS = PREDICATE_ENDINGS | frozenset("다에를으의갔었았였쳐꾸른")
 # An English word of two consonants ("need", "tell", "time", "ask") is a chat word of
 # every question, and the Korean words of its key are often halves of longer ones (네트 of
 # 네트워크): only longer keys go from English to Korean.
@@ -170,6 +170,10 @@ class Loanwords:
         for distance, candidate in candidates:
             korean, english = (word, candidate) if korean_side else (candidate, word)
             alike = likeness(korean, english)
+            # Spelled as foreign words are, whatever else: alike in letters, 따라 is still
+            # "follow", not "dalla" (loanword orthography writes no tense consonant).
+            if not transcribable(korean):
+                continue
             if looks_borrowed(korean) or (alike >= _SPELLED and not distance):
                 spelled.append((alike - _PER_LETTER_OFF * distance, candidate))
         spelled = sorted(spelled, reverse=True)
