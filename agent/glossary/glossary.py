@@ -79,11 +79,7 @@ class Glossary:
         present = set(terms)
         found: dict[str, tuple[str, ...]] = {}
         for term in dict.fromkeys(terms):
-            phrases = [
-                " ".join(side.gives)
-                for side in self._by_word.get(term, ())
-                if side.needs <= present
-            ]
+            phrases = [" ".join(side.gives) for side in self._sides(term, present)]
             unique = tuple(p for p in dict.fromkeys(phrases) if p and p != term)
             unique = unique or self._sounded(term)
             if unique:
@@ -104,18 +100,17 @@ class Glossary:
         present = set(terms)
         found: dict[str, tuple[str, ...]] = {}
         for term in dict.fromkeys(terms):
-            others = [
-                word
-                for side in self._by_word.get(term, ())
-                if side.needs <= present
-                for word in side.gives
-            ]
+            others = [word for side in self._sides(term, present) for word in side.gives]
             unique = tuple(w for w in dict.fromkeys(others) if w != term)
             if not unique and sounded and not term.isascii():
                 unique = self._sounded(term)
             if unique:
                 found[term] = unique
         return found
+
+    def _sides(self, term: str, present: set[str]) -> list[_Side]:
+        """The pairs' sides naming ``term`` whose every word the question holds."""
+        return [side for side in self._by_word.get(term, ()) if side.needs <= present]
 
     def respelled(self, text: str) -> str | None:
         """``text``'s words with each one the glossary or a loanword rule gives in the
