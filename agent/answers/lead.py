@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from agent.answers.kind import STRICT, asked_kind, holds_kind, is_quantity, without_asking
-from agent.retrieval.tokenizer import PREDICATE_ENDINGS, tokenize, words
+from agent.retrieval.tokenizer import inflected, tokenize, words
 
 TermIds = Callable[[Sequence[str]], Sequence[int | None]]
 # For each of the first words, its best cosine with any of the second (the encoder's).
@@ -162,9 +162,9 @@ def term_support(
         # "일주일" in "일주일 정도 휴가 가려면" or "5am" is the question's condition, said by
         # the documents in their own numbers ("연속 3일 이상"): no more than any word.
         if known is None and not is_quantity(term):
-            if term.isascii() or (len(term) > 2 and term[-1] not in PREDICATE_ENDINGS):
+            if term.isascii() or (len(term) > 2 and not inflected(term)):
                 weights[term] *= _UNSEEN_WEIGHT
-            elif len(term) == 2 and term[-1] not in PREDICATE_ENDINGS:
+            elif len(term) == 2 and not inflected(term):
                 pass  # a chat clipping ("법카", "인강"): the documents spell it out
             else:
                 weights[term] = 0.0

@@ -28,7 +28,7 @@ from agent.nodes.planning import loop_tasks
 from agent.nodes.web_search import web_available
 from agent.prompts import review_messages
 from agent.retrieval.embeddings import Embedder
-from agent.retrieval.tokenizer import PREDICATE_ENDINGS, tokenize, words
+from agent.retrieval.tokenizer import inflected, tokenize, words
 from agent.state import AgentState, Judgement, PoolItem
 from agent.wording.progress import emit, report
 
@@ -130,19 +130,13 @@ def local_review(
     covered = sum(w for t, w in weights.items() if t in held)
     # An inflected verb ("나면", "넣어야") is grammar the passages need not hold: searched
     # again as "missing", it pulled in any passage with the same verb.
-    missing = [t for t in terms if t not in held and not _inflected(t)]
+    missing = [t for t in terms if t not in held and not inflected(t)]
     coverage = covered / sum(weights.values())
     vectors = embedder.embed_documents([i["text"] for i in items[:3]])
     best = float(np.max(vectors @ embedder.embed_query(question)))
     meaning = min(1.0, max(0.0, (best - _COSINE_FLOOR) / _COSINE_SPAN))
     score = max(coverage, meaning)
     return ids, score, [] if score >= 0.7 else missing[:3], useful
-
-
-def _inflected(term: str) -> bool:
-    """A Korean word ending in a verb or adjective form's last syllable (see
-    :data:`agent.retrieval.tokenizer.PREDICATE_ENDINGS`)."""
-    return "가" <= term[-1] <= "힣" and term[-1] in PREDICATE_ENDINGS
 
 
 # Below this sufficiency the passages are only the nearest text, not an answer: say so.

@@ -45,7 +45,7 @@ import unicodedata
 
 from agent.retrieval.sino import SINO_SYLLABLES
 
-__all__ = ["PREDICATE_ENDINGS", "TOKENIZER_VERSION", "tokenize", "words"]
+__all__ = ["PREDICATE_ENDINGS", "TOKENIZER_VERSION", "inflected", "tokenize", "words"]
 
 TOKENIZER_VERSION = "5"
 """Part of every document's pipeline id: changing the tokens re-ingests documents."""
@@ -53,6 +53,13 @@ TOKENIZER_VERSION = "5"
 PREDICATE_ENDINGS = frozenset("고서야면까지니냐죠요어아게며나네래대데는은을건걸던든")
 """The last syllables of the Korean verb and adjective forms this tokenizer leaves
 inflected ("긁고", "올려야", "받아요", "되면"): a word ending in one is grammar, not a topic."""
+
+
+def inflected(word: str) -> bool:
+    """Whether ``word`` (one of :func:`words`) is a Korean verb or adjective form left
+    inflected: a Hangul word ending in one of :data:`PREDICATE_ENDINGS`."""
+    return "가" <= word[-1] <= "힣" and word[-1] in PREDICATE_ENDINGS
+
 
 # Particles (josa) and copula forms that attach to nouns.
 _JOSA: tuple[str, ...] = tuple(
