@@ -153,7 +153,7 @@ def term_support(
         return 0.0
     held_in = set(tokenize(lead)) | set(tokenize(context))
     beside = set(tokenize(nearby)) - held_in
-    weights = {t: _weight(t) for t in terms}
+    weights = {t: term_weight(t) for t in terms}
     for t in focus_terms(question):
         if t in weights:
             weights[t] *= _FOCUS_WEIGHT
@@ -168,7 +168,7 @@ def term_support(
                 pass  # a chat clipping ("법카", "인강"): the documents spell it out
             else:
                 weights[term] = 0.0
-    total = sum(weights.values()) + _UNCHECKED * sum(_weight(t) for t in unchecked)
+    total = sum(weights.values()) + _UNCHECKED * sum(term_weight(t) for t in unchecked)
     if total == 0:
         return 0.0
 
@@ -194,7 +194,7 @@ def term_support(
     return sum(weights[t] * held for t, held in shares.items()) / total
 
 
-def _weight(term: str) -> float:
+def term_weight(term: str) -> float:
     """A question word's weight before what the question does with it: longer words say
     more."""
     return 1.0 + math.log(1 + len(term))

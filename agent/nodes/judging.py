@@ -10,7 +10,6 @@ runner to show or drop that draft as soon as it knows.
 from __future__ import annotations
 
 import asyncio
-import math
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
@@ -18,7 +17,7 @@ import numpy as np
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
-from agent.answers.lead import holds_stem
+from agent.answers.lead import holds_stem, term_weight
 from agent.config import AgentConfig
 from agent.deps import Deps
 from agent.llm.calls import LLMError, structured
@@ -118,7 +117,7 @@ def local_review(
     found = set()
     for item in items:
         found |= set(tokenize(item["text"]))
-    weights = {t: 1.0 + math.log(1 + len(t)) for t in terms}
+    weights = {t: term_weight(t) for t in terms}
     held = {t for t in terms if holds_stem(found, t)}
     if term_ids is not None:
         # Latin words only: a Korean stem is a whole 어절 less its particles, so compounds
