@@ -77,7 +77,8 @@ async def run_task(task: RetrieveTask, kb: KnowledgeBase, name: str) -> dict[str
     def search(queries: list[str]) -> list[list[SearchHit]]:
         if task.get("respell"):
             glossary = kb.glossary()
-            respelled.extend(q for q in map(glossary.respelled, queries) if q and q not in queries)
+            others = (q for q in map(glossary.respelled, queries) if q and q not in queries)
+            respelled.extend(dict.fromkeys(others))  # two queries may respell alike
             queries = queries + respelled
         options = SearchOptions(
             k=fetch, scopes=scopes, neighbours=task["neighbours"], meaning=task.get("meaning")
