@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import replace
 from typing import Any, Literal
 
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
+from agent.answers.kind import without_asking
 from agent.deps import Deps
 from agent.nodes.common import features_of, judge_enabled, timed
 from agent.nodes.planning import RetrieveTask, levels, plan_of, wave_tasks
@@ -23,6 +25,10 @@ from agent.retrieval.knowledge_base import KnowledgeBase, SearchOptions
 from agent.retrieval.types import SearchHit
 from agent.state import AgentState, PoolItem, pool_item
 from agent.wording.progress import report
+
+# A pointer is followed from the best passages of each query, for this many of its own.
+POINTING_HITS = 5
+POINTED_HITS = 3
 
 
 def _matches(hit: SearchHit, filters: dict[str, Any]) -> bool:
@@ -73,6 +79,7 @@ async def run_task(task: RetrieveTask, kb: KnowledgeBase, name: str) -> dict[str
     fetch = task["k"] + len(exclude) + (3 * task["k"] if filters else 0)
     notes: list[str] = []
     respelled: list[str] = []  # the queries in the other language's spelling (task "respell")
+    followed: list[str] = []  # the titles of the documents the passages pointed to
 
     def search(queries: list[str]) -> list[list[SearchHit]]:
         if task.get("respell"):
@@ -84,13 +91,30 @@ async def run_task(task: RetrieveTask, kb: KnowledgeBase, name: str) -> dict[str
             k=fetch, scopes=scopes, neighbours=task["neighbours"], meaning=task.get("meaning")
         )
         try:
-            return kb.search_many(queries, options)
+            return with_pointed(queries, options)
         except Exception as exc:  # the vector store is down: keyword search still answers
             notes.append(f"vector search unavailable ({exc}); used keyword search only")
             keyword = SearchOptions(
                 k=fetch, scopes=scopes, mode="keyword", neighbours=task["neighbours"]
             )
-            return kb.search_many(queries, keyword)
+            return with_pointed(queries, keyword)
+
+    def with_pointed(queries: list[str], options: SearchOptions) -> list[list[SearchHit]]:
+        """The queries' hits, and what their best passages send the reader to ("See the
+        IT Equipment FAQ"): the pointed documents searched with the first query."""
+        found = kb.search_many(queries, options)
+        top = [hit for hits in found for hit in hits[:POINTING_HITS]]
+        pointed = kb.followed(
+            queries[0],
+            top,
+            replace(options, k=POINTED_HITS),
+            subject=without_asking(queries[0]),
+        )
+        if pointed:
+            followed.extend(t for t in dict.fromkeys(h.chunk.title for h in pointed)
+                            if t not in followed)  # fmt: skip
+            found.append(pointed)
+        return found
 
     # The task's queries in one search: one embedding batch and one read of each store
     # for all of them, in one worker thread. Sub-questions still run side by side (Send).
@@ -115,6 +139,8 @@ async def run_task(task: RetrieveTask, kb: KnowledgeBase, name: str) -> dict[str
     }
     if respelled:
         step["respelled"] = respelled
+    if followed:
+        step["followed"] = followed
     return {
         "path": [step],
         "pool": list(items.values()),

@@ -15,7 +15,7 @@ import re
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
@@ -28,6 +28,7 @@ from agent.retrieval.fusion import fuse
 from agent.retrieval.keyword import KeywordIndex
 from agent.retrieval.keyword_live import LiveKeywordIndex
 from agent.retrieval.loaders import LOADERS_VERSION
+from agent.retrieval.pointers import Named, document_names, has_pointer, pointed_documents
 from agent.retrieval.tokenizer import TOKENIZER_VERSION, tokenize, words
 from agent.retrieval.types import Chunk, SearchHit
 from agent.retrieval.vectors import VectorStore
@@ -47,6 +48,8 @@ SHARED_KEYWORD_CHECK_S = 0.5
 # A question word's counterpart in the other language (agent/glossary) adds its BM25 score
 # at this share: below the question's own words, which say exactly what was asked.
 COUNTERPART_WEIGHT = 0.5
+# A passage found by following a pointer scores at most this share of the pointing one's.
+POINTED_SHARE = 0.95
 
 
 def collection_name(embedder_name: str) -> str:
@@ -65,6 +68,8 @@ class SearchOptions:
     # meaning, and what differs, their words, is the keyword side's job. One embedding
     # and one vector read serve them all (see search_many).
     meaning: str | None = None
+    # Only these documents (ids): the ones a passage points to (agent/retrieval/pointers.py).
+    documents: frozenset[str] | None = None
 
 
 class KnowledgeBase:
@@ -95,6 +100,7 @@ class KnowledgeBase:
         self._keyword_loaded_at = 0.0
         # Term pairs live in the catalog, so every host sharing it shares them.
         self.glossaries = GlossaryCache(self.catalog, glossary_file, word_similarity(embedder))
+        self._names: tuple[int, list[Named]] | None = None
 
     @property
     def pipeline(self) -> str:
@@ -197,6 +203,8 @@ class KnowledgeBase:
         if not asked:
             return results
         pool = max(CANDIDATES, opts.k)
+        # Within some documents: their chunks, from every chunk the keyword index ranks.
+        within = self._chunks_of(opts.documents)
         keyword: dict[int, dict[str, float]] = {i: {} for i in asked}
         dense: dict[int, dict[str, float]] = {i: {} for i in asked}
         idf_sums = dict.fromkeys(asked, 0.0)
@@ -205,29 +213,30 @@ class KnowledgeBase:
         bridge_idf_sums = dict.fromkeys(asked, 0.0)
         if opts.mode in ("hybrid", "keyword"):
             index = self.keyword_index()
+            ranks = pool if within is None else len(index)
             tokens = {i: tokenize(texts[i]) for i in asked}
             extra = {i: self._counterpart_tokens(texts[i], tokens[i]) for i in asked}
             ids = iter(self.catalog.term_ids([t for i in asked for t in tokens[i] + extra[i]]))
             for i in asked:
                 terms = [next(ids) for _ in tokens[i]]
-                scored = dict(index.search(terms, pool, opts.scopes))
+                scored = _only(index.search(terms, ranks, opts.scopes), within)
                 others = [next(ids) for _ in extra[i]]
-                bridged = index.search(others, pool, opts.scopes) if others else []
-                for cid, score in bridged:
+                bridged = _only(index.search(others, ranks, opts.scopes), within) if others else {}
+                for cid, score in bridged.items():
                     scored[cid] = scored.get(cid, 0.0) + COUNTERPART_WEIGHT * score
                 keyword[i] = dict(sorted(scored.items(), key=lambda kv: -kv[1])[:pool])
                 idf_sums[i] = index.query_idf_sum(terms)
                 if others:
-                    bridges[i] = dict(bridged)
+                    bridges[i] = bridged
                     bridge_idf_sums[i] = index.query_idf_sum(others)
         if opts.mode in ("hybrid", "dense") and opts.meaning:
             vector = self.embedder.embed_queries([opts.meaning])
-            shared = dict(self.vectors.query_many(vector, pool, opts.scopes)[0])
+            shared = dict(self.vectors.query_many(vector, pool, opts.scopes, opts.documents)[0])
             dense = dict.fromkeys(asked, shared)
         elif opts.mode in ("hybrid", "dense"):
             vectors = self.embedder.embed_queries([texts[i] for i in asked])
-            for i, found in zip(asked, self.vectors.query_many(vectors, pool, opts.scopes),
-                                strict=True):  # fmt: skip
+            found_many = self.vectors.query_many(vectors, pool, opts.scopes, opts.documents)
+            for i, found in zip(asked, found_many, strict=True):
                 dense[i] = dict(found)
         ranked: dict[int, list[tuple[str, float]]] = {}
         for i in asked:
@@ -272,6 +281,71 @@ class KnowledgeBase:
             ]
         return results
 
+    def _chunks_of(self, documents: frozenset[str] | None) -> set[str] | None:
+        if documents is None:
+            return None
+        return {c.chunk_id for doc_id in documents for c in self.catalog.document_chunks(doc_id)}
+
+    def followed(
+        self,
+        question: str,
+        hits: Sequence[SearchHit],
+        options: SearchOptions,
+        *,
+        subject: str | None = None,
+    ) -> list[SearchHit]:
+        """The passages of the documents that ``hits`` point to on the question's subject
+        ("See the IT Equipment FAQ", agent/retrieval/pointers.py), searched with the
+        question. ``subject`` is what the question is about, if not all of it (without
+        "how long": a line with "long" in it is not on the subject). Each ranks below the
+        passage that points to it: a search within one document scores apart from the
+        whole knowledge base (the fusion's cross-language credit applies to a document in
+        the other language), and a pointer is a lead, not an answer."""
+        pointing = [hit for hit in hits if has_pointer(hit.chunk.text)]
+        if not pointing:
+            return []
+        glossary = self.glossary()
+        names = self._document_names()
+        specific = self._specific_words(question if subject is None else subject)
+        below: dict[str, float] = {}
+        for hit in pointing:
+            found = pointed_documents(
+                specific,
+                [hit.chunk.text],
+                names,
+                lambda terms: glossary.counterparts(terms, sounded=True),
+            )
+            for doc_id in found:
+                if doc_id != hit.chunk.doc_id:
+                    below[doc_id] = max(below.get(doc_id, 0.0), POINTED_SHARE * hit.score)
+        if not below:
+            return []
+        found_hits = self.search(question, replace(options, documents=frozenset(below)))
+        return [replace(hit, score=below[hit.chunk.doc_id]) for hit in found_hits]
+
+    def _specific_words(self, text: str) -> set[str]:
+        """The words of ``text`` at least as rare in the knowledge base as its average one:
+        what a question is about ("laptop", not "pangyo" or "get")."""
+        terms = list(dict.fromkeys(words(text)))
+        index = self.keyword_index()
+        idf = {
+            term: index.query_idf_sum([term_id])
+            for term, term_id in zip(terms, self.catalog.term_ids(terms), strict=True)
+            if term_id is not None
+        }
+        mean = sum(idf.values()) / len(idf) if idf else 0.0
+        return {term for term, value in idf.items() if value >= mean}
+
+    def _document_names(self) -> list[Named]:
+        """The words each document can be named by, for the catalog's generation."""
+        generation = self.catalog.generation
+        cached = self._names
+        if cached is not None and cached[0] == generation:
+            return cached[1]
+        names = document_names((d.doc_id, d.source, d.title) for d in self.catalog.documents())
+        self._names = (generation, names)
+        return names
+
     def _counterpart_tokens(self, text: str, tokens: list[str]) -> list[str]:
         """The keyword tokens of the question's words in the other language, that the
         question does not hold itself."""
@@ -289,6 +363,8 @@ class KnowledgeBase:
         for cid, score in ranked:
             chunk = chunks.get(cid)
             if chunk is None or (opts.scopes is not None and chunk.scope not in opts.scopes):
+                continue
+            if opts.documents is not None and chunk.doc_id not in opts.documents:
                 continue
             picked.append((chunk, score))
             if len(picked) == opts.k:
@@ -330,3 +406,7 @@ class KnowledgeBase:
 
     async def asearch(self, query: str, options: SearchOptions | None = None) -> list[SearchHit]:
         return await asyncio.to_thread(self.search, query, options)
+
+
+def _only(ranked: list[tuple[str, float]], within: set[str] | None) -> dict[str, float]:
+    return dict(ranked) if within is None else {c: s for c, s in ranked if c in within}

@@ -117,15 +117,25 @@ class VectorStore:
         return self.query_many(vector.reshape(1, -1), k, scopes)[0]
 
     def query_many(
-        self, vectors: Vectors, k: int, scopes: frozenset[str] | None = None
+        self,
+        vectors: Vectors,
+        k: int,
+        scopes: frozenset[str] | None = None,
+        documents: frozenset[str] | None = None,
     ) -> list[list[tuple[str, float]]]:
         """:meth:`query` for each row of ``vectors``, in one request to the store (a
-        turn's search variations: one round trip to a Chroma server, not one each)."""
+        turn's search variations: one round trip to a Chroma server, not one each);
+        within ``scopes`` and ``documents`` (ids) when given."""
         if k <= 0 or len(vectors) == 0:
             return [[] for _ in range(len(vectors))]
         where: dict[str, Any] | None = None
+        conditions: list[dict[str, Any]] = []
         if scopes is not None:
-            where = {"scope": {"$in": sorted(scopes)}}
+            conditions.append({"scope": {"$in": sorted(scopes)}})
+        if documents is not None:
+            conditions.append({"doc_id": {"$in": sorted(documents)}})
+        if conditions:
+            where = conditions[0] if len(conditions) == 1 else {"$and": conditions}
         try:
             result = self._collection.query(
                 query_embeddings=vectors.tolist(),
