@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from agent.answers.candidates import Candidate, beside, quotable
+from agent.answers.definitions import defined_names
 from agent.answers.kind import STRICT, Kind, asked_kind, holds_kind
 from agent.answers.lead import LeadVerdict, Nearest, TermIds, judge_lead
 from agent.glossary.glossary import Glossary
@@ -143,10 +144,13 @@ def extractive_answer(
         return ExtractiveAnswer(text["none"], [], language)
     candidates = [c for rank, hit in enumerate(hits[:consider]) for c in quotable(rank, hit.chunk)]
     bridge = glossary.counterpart_phrases(words(question)) if glossary is not None else {}
+    # What the team's definitions call what the question describes ("all-hands": 타운홀).
+    named = defined_names(follow_up or question, [c.text for c in candidates])
     kind = asked_kind(follow_up or question) or asked_kind(question)
     scores, overlaps, subjects, cosines = _scores(
-        question, language, candidates, embedder, kind, follow_up, led_with(said), bridge
+        question, language, candidates, embedder, kind, follow_up, led_with(said), bridge, named
     )
+    bridge = {t: (*bridge.get(t, ()), *named.get(t, ())) for t in bridge.keys() | named.keys()}
     chosen = _choose(candidates, scores, overlaps, subjects, cosines, max_sentences)
 
     nearest = _nearest(embedder)
@@ -305,10 +309,13 @@ def _scores(
     follow_up: str | None = None,
     said: str = "",
     counterparts: Mapping[str, Sequence[str]] | None = None,
+    named: Mapping[str, Sequence[str]] | None = None,
 ) -> tuple[list[float], list[float], list[float], list[float]]:
     """Each sentence's score, with the signals it is made of: the share of the question's
     term weight the sentence holds, that share with what its heading adds, and its cosine
-    with the question. ``kind`` is the kind of answer asked for (agent/answers/kind.py)."""
+    with the question. ``kind`` is the kind of answer asked for (agent/answers/kind.py).
+    A question word is held by its ``counterparts`` in a sentence in the other language,
+    and by the names a definition gives it (``named``) in any sentence."""
     sentences = [c.text for c in candidates]
     dense = embedder.embed_documents(sentences) @ embedder.embed_query(question)
     tokens = [set(tokenize(s)) for s in sentences]
@@ -319,20 +326,14 @@ def _scores(
         own = set(tokenize(follow_up))
         weight = {t: w * _FOLLOW_UP_WEIGHT if t in own else w for t, w in weight.items()}
     mass = sum(weight.values()) or 1.0
-    # A question word's tokens (the word and its syllable pairs) and its counterparts' tokens.
-    # A counterpart is held when all of its words are: "launch" alone is not "soft launch".
-    alternatives: dict[str, list[set[str]]] = {}
-    for word, others in (counterparts or {}).items():
-        phrases = [set(tokenize(other)) for other in others]
-        for token in tokenize(word):
-            alternatives.setdefault(token, []).extend(p for p in phrases if p)
+    alternatives = _phrases_by_token(counterparts or {})
+    names = _phrases_by_token(named or {})
 
     def held(term: str, sentence_tokens: set[str], translated: bool) -> float:
         if term in sentence_tokens:
             return 1.0
-        if not translated:  # in the question's language its own words decide
-            return 0.0
-        phrases = alternatives.get(term, [])
+        # In the question's language its own words decide, or the names it describes.
+        phrases = [*names.get(term, ()), *(alternatives.get(term, ()) if translated else ())]
         return _COUNTERPART if any(p <= sentence_tokens for p in phrases) else 0.0
 
     # The question's words in its own language's script: a sentence in the other language
@@ -373,6 +374,18 @@ def _scores(
         subjects.append(on_subject)
         cosines.append(similarity)
     return scores, overlaps, subjects, cosines
+
+
+def _phrases_by_token(phrases: Mapping[str, Sequence[str]]) -> dict[str, list[set[str]]]:
+    """A question word's tokens (the word and its syllable pairs), each with the tokens of
+    the phrases that stand for the word. A phrase is held when all of its words are:
+    "launch" alone is not "soft launch"."""
+    by_token: dict[str, list[set[str]]] = {}
+    for word, others in phrases.items():
+        sets = [set(tokenize(other)) for other in others]
+        for token in tokenize(word):
+            by_token.setdefault(token, []).extend(p for p in sets if p)
+    return by_token
 
 
 def _is_hangul(term: str) -> bool:
