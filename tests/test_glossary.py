@@ -62,6 +62,19 @@ def test_a_list_in_parentheses_is_examples_not_a_translation() -> None:
     assert {(ko, en) for ko, en, _ in found} == {("프로듀서", "Producer")}
 
 
+def test_labels_code_and_columns_apart_are_not_pairs_and_a_name_keeps_its_words() -> None:
+    found = _pairs(
+        "guide.md",
+        "- **Pangyo HQ (판교 본사)**: Our headquarters.\n"
+        "- 데이터 취급 FAQ (한국어)\n"
+        "- 오스틴은 별도 스케줄(`moonrise-backend-us`)을 운영합니다.\n\n"
+        "| 기한 | 항목 | 담당 |\n|---|---|---|\n| D-day | 12:00 KST 오픈 | 라이브옵스 전원 |\n",
+    )
+    # A language's name labels a text, code translates nothing, and two cells of a
+    # schedule's row apart are no term and its translation.
+    assert {(ko, en) for ko, en, _ in found} == {("판교 본사", "Pangyo HQ")}
+
+
 def _chunk(doc_id: str, text: str) -> Chunk:
     return Chunk(f"{doc_id}:0", doc_id, 0, text, f"{doc_id}.md", doc_id, "public", None, "", None,
                  "h")  # fmt: skip

@@ -34,6 +34,7 @@ _PAREN_EN = re.compile(
 _SLASH_WORD = re.compile(rf"(?<![\w/])({_HANGUL_WORD})/({_LATIN_WORD})(?![\w/])"
                          rf"|(?<![\w/])({_LATIN_WORD})/({_HANGUL_WORD})(?![\w/])")  # fmt: skip
 _ROW = re.compile(r"^\s*\|(.+)\|\s*$")
+_CODE = re.compile(r"`[^`\n]*`")
 _SEPARATOR = re.compile(r"^[\s|:-]+$")
 # "**Term**: 정의", "Term : 정의", "- Term — 정의": a definition list entry.
 # The term starts with a non-space, so the leading blanks are not shared between the two
@@ -46,6 +47,9 @@ _LEADING = frozenset(
     "a an the our your their its this that these those of for to in on at by with and or "
     "is are was be see use called named".split()
 )
+# A language's name in parentheses says which language a text is in ("FAQ (한국어)"), not
+# what the term before it means.
+_LANGUAGE_NAMES = frozenset("한국어 영어 한글 국문 영문 english korean".split())
 # The last syllables of a Korean word that carries a particle or a verb ending.
 _ENDINGS = frozenset("은는이가을를에의로와과도고며면서")
 _CONFIDENCE = {
@@ -60,6 +64,8 @@ def mine_pairs(document: LoadedDocument) -> list[TermPair]:
     def add(ko: str, en: str, origin: str) -> None:
         ko, en = _clean(ko), _clean(en)
         if not _is_term(ko, korean=True) or not _is_term(en, korean=False):
+            return
+        if {ko.lower(), en.lower()} & _LANGUAGE_NAMES:
             return
         key = (ko.lower(), en.lower())
         if key not in found or found[key].confidence < _CONFIDENCE[origin]:
@@ -87,7 +93,8 @@ def _lines(document: LoadedDocument) -> Iterable[str]:
 
 def _line_pairs(line: str) -> Iterable[tuple[str, str, str]]:
     """(Korean, English, origin) of each pair one line writes down."""
-    plain = line.replace("**", "").replace("`", "").strip().lstrip("#").strip()
+    # Code is a name in every language (`moonrise-backend-us`): it translates nothing.
+    plain = _CODE.sub(" ", line).replace("**", "").strip().lstrip("#").strip()
     if not plain:
         return
     if (row := _ROW.match(plain)) and not _SEPARATOR.match(plain):
@@ -114,11 +121,15 @@ def _line_pairs(line: str) -> Iterable[tuple[str, str, str]]:
 
 
 def _row_pair(cells: list[str]) -> Iterable[tuple[str, str, str]]:
-    """A table row with one short Korean cell and one short English cell: a glossary."""
-    korean = [c for c in cells if _HANGUL.search(c) and not re.search("[A-Za-z]", c)]
-    english = [c for c in cells if c and not _HANGUL.search(c) and re.search("[A-Za-z]", c)]
-    if len(korean) == 1 and len(english) == 1:
-        yield korean[0], english[0], "table"
+    """A table row with one short Korean cell and one short English cell side by side: a
+    glossary. Apart, they are two columns of a schedule or a list of owners ("| D-day |
+    12:00 KST 오픈 | 라이브옵스 전원 |" pairs no term with its translation)."""
+    korean = [i for i, c in enumerate(cells) if _HANGUL.search(c) and not re.search("[A-Za-z]", c)]
+    english = [
+        i for i, c in enumerate(cells) if c and not _HANGUL.search(c) and re.search("[A-Za-z]", c)
+    ]
+    if len(korean) == 1 and len(english) == 1 and abs(korean[0] - english[0]) == 1:
+        yield cells[korean[0]], cells[english[0]], "table"
 
 
 def _either_way(left: str, right: str, origin: str) -> Iterable[tuple[str, str, str]]:
@@ -139,12 +150,17 @@ def _aligned(headings: list[str]) -> Iterable[tuple[str, str]]:
 
 
 def _trim_english(phrase: str, most: int) -> str:
-    """The term before the parenthesis, not the sentence it ends: an abbreviation alone
-    ("Every service has an SLO" is "SLO"), else at most one word more than its translation,
-    without a leading article or preposition."""
+    """The term before the parenthesis, not the sentence it ends: an abbreviation with the
+    capitalised words of its name ("Every service has an SLO" is "SLO", "Pangyo HQ" stays),
+    else at most one word more than its translation, without a leading article or
+    preposition."""
     words = phrase.split()
     if re.fullmatch(r"[A-Z][A-Z0-9&/-]+", words[-1]):
-        return words[-1]
+        # With the capitalised words of its name ("Pangyo HQ"), not the sentence's.
+        named = words[-most:-1]
+        while named and not named[0][0].isupper():
+            named = named[1:]
+        return " ".join([*named, words[-1]]) if all(w[0].isupper() for w in named) else words[-1]
     words = words[-most:]
     while len(words) > 1 and words[0].lower() in _LEADING:
         words = words[1:]
