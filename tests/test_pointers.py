@@ -10,6 +10,7 @@ import pytest
 
 from agent.nodes.planning import RetrieveTask
 from agent.nodes.retrieve import run_task
+from agent.retrieval.following import followed
 from agent.retrieval.ingest import Ingestor
 from agent.retrieval.knowledge_base import KnowledgeBase, SearchOptions
 from agent.retrieval.pointers import (
@@ -114,11 +115,11 @@ def test_the_search_follows_a_pointer_into_the_document_it_names(
     hits = pointing_kb.search(question, SearchOptions(k=3, neighbours=0))
     assert not any("MacBook" in h.chunk.text for h in hits)
     pointing = next(h for h in hits if "See the IT Equipment FAQ" in h.chunk.text)
-    followed = pointing_kb.followed(question, hits, SearchOptions(k=3, neighbours=0))
-    assert followed and all(Path(h.chunk.source).name == "it-equipment-faq.md" for h in followed)
-    assert any("MacBook Pro" in h.chunk.text for h in followed)
+    found = followed(pointing_kb, question, hits, SearchOptions(k=3, neighbours=0))
+    assert found and all(Path(h.chunk.source).name == "it-equipment-faq.md" for h in found)
+    assert any("MacBook Pro" in h.chunk.text for h in found)
     # Found by the pointer, ranked below it.
-    assert all(h.score < pointing.score for h in followed)
+    assert all(h.score < pointing.score for h in found)
 
 
 async def test_a_retrieve_step_says_which_documents_it_followed(

@@ -21,6 +21,7 @@ from agent.deps import Deps
 from agent.nodes.common import features_of, judge_enabled, timed
 from agent.nodes.planning import RetrieveTask, levels, plan_of, wave_tasks
 from agent.nodes.web_search import web_available
+from agent.retrieval.following import followed
 from agent.retrieval.knowledge_base import KnowledgeBase, SearchOptions
 from agent.retrieval.types import SearchHit
 from agent.state import AgentState, PoolItem, pool_item
@@ -79,7 +80,7 @@ async def run_task(task: RetrieveTask, kb: KnowledgeBase, name: str) -> dict[str
     fetch = task["k"] + len(exclude) + (3 * task["k"] if filters else 0)
     notes: list[str] = []
     respelled: list[str] = []  # the queries in the other language's spelling (task "respell")
-    followed: list[str] = []  # the titles of the documents the passages pointed to
+    pointed_to: list[str] = []  # the titles of the documents the passages pointed to
 
     def search(queries: list[str]) -> list[list[SearchHit]]:
         if task.get("respell"):
@@ -104,15 +105,16 @@ async def run_task(task: RetrieveTask, kb: KnowledgeBase, name: str) -> dict[str
         IT Equipment FAQ"): the pointed documents searched with the first query."""
         found = kb.search_many(queries, options)
         top = [hit for hits in found for hit in hits[:POINTING_HITS]]
-        pointed = kb.followed(
+        pointed = followed(
+            kb,
             queries[0],
             top,
             replace(options, k=POINTED_HITS),
             subject=without_asking(queries[0]),
         )
         if pointed:
-            followed.extend(t for t in dict.fromkeys(h.chunk.title for h in pointed)
-                            if t not in followed)  # fmt: skip
+            titles = dict.fromkeys(h.chunk.title for h in pointed)
+            pointed_to.extend(t for t in titles if t not in pointed_to)
             found.append(pointed)
         return found
 
@@ -139,8 +141,8 @@ async def run_task(task: RetrieveTask, kb: KnowledgeBase, name: str) -> dict[str
     }
     if respelled:
         step["respelled"] = respelled
-    if followed:
-        step["followed"] = followed
+    if pointed_to:
+        step["followed"] = pointed_to
     return {
         "path": [step],
         "pool": list(items.values()),

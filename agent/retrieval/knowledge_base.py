@@ -15,12 +15,13 @@ import re
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from agent.glossary.cache import GlossaryCache
 from agent.glossary.glossary import Glossary
+from agent.glossary.neighbours import WordNeighbours
 from agent.retrieval.catalog import DocumentCatalog, SharedKeywords, open_catalog
 from agent.retrieval.chunking import CHUNKER_VERSION, ChunkingConfig
 from agent.retrieval.embeddings import Embedder, word_similarity
@@ -28,7 +29,7 @@ from agent.retrieval.fusion import fuse
 from agent.retrieval.keyword import KeywordIndex
 from agent.retrieval.keyword_live import LiveKeywordIndex
 from agent.retrieval.loaders import LOADERS_VERSION
-from agent.retrieval.pointers import Named, document_names, has_pointer, pointed_documents
+from agent.retrieval.pointers import Named, document_names
 from agent.retrieval.tokenizer import TOKENIZER_VERSION, tokenize, words
 from agent.retrieval.types import Chunk, SearchHit
 from agent.retrieval.vectors import VectorStore
@@ -48,8 +49,6 @@ SHARED_KEYWORD_CHECK_S = 0.5
 # A question word's counterpart in the other language (agent/glossary) adds its BM25 score
 # at this share: below the question's own words, which say exactly what was asked.
 COUNTERPART_WEIGHT = 0.5
-# A passage found by following a pointer scores at most this share of the pointing one's.
-POINTED_SHARE = 0.95
 
 
 def collection_name(embedder_name: str) -> str:
@@ -100,6 +99,8 @@ class KnowledgeBase:
         self._keyword_loaded_at = 0.0
         # Term pairs live in the catalog, so every host sharing it shares them.
         self.glossaries = GlossaryCache(self.catalog, glossary_file, word_similarity(embedder))
+        # The English words by meaning, for a Korean question's words no pair lists.
+        self.words = WordNeighbours(vectors.sibling(f"{vectors.name}-words"), embedder)
         self._names: tuple[int, list[Named]] | None = None
 
     @property
@@ -181,6 +182,23 @@ class KnowledgeBase:
 
     def refresh_keyword_index(self) -> None:
         self.keyword_index(fresh=True)
+
+    def word_neighbours(self, terms: Sequence[str]) -> dict[str, tuple[str, ...]]:
+        """The English words of the documents nearest in meaning to each Korean word of
+        ``terms`` (보안: "security"), by the encoder (agent/glossary/neighbours.py)."""
+        return self.words.nearest(terms, self._in_use)
+
+    def _in_use(self, terms: Sequence[str]) -> list[int | None]:
+        """Each term's id, or None when no document holds it (any more: a term keeps its id
+        after its last document leaves)."""
+        index = self.keyword_index()
+        ids = self.catalog.term_ids(terms)
+        return [i if i is not None and index.search([i], 1) else None for i in ids]
+
+    def sync_words(self) -> int:
+        """Store the vectors of the English words documents added since the last time
+        (agent/glossary/neighbours.py); how many."""
+        return self.words.sync(self.catalog.vocabulary())
 
     def glossary(self) -> Glossary:
         """The bilingual term pairs in use (mined from the documents, the team's file)."""
@@ -286,58 +304,9 @@ class KnowledgeBase:
             return None
         return {c.chunk_id for doc_id in documents for c in self.catalog.document_chunks(doc_id)}
 
-    def followed(
-        self,
-        question: str,
-        hits: Sequence[SearchHit],
-        options: SearchOptions,
-        *,
-        subject: str | None = None,
-    ) -> list[SearchHit]:
-        """The passages of the documents that ``hits`` point to on the question's subject
-        ("See the IT Equipment FAQ", agent/retrieval/pointers.py), searched with the
-        question. ``subject`` is what the question is about, if not all of it (without
-        "how long": a line with "long" in it is not on the subject). Each ranks below the
-        passage that points to it: a search within one document scores apart from the
-        whole knowledge base (the fusion's cross-language credit applies to a document in
-        the other language), and a pointer is a lead, not an answer."""
-        pointing = [hit for hit in hits if has_pointer(hit.chunk.text)]
-        if not pointing:
-            return []
-        glossary = self.glossary()
-        names = self._document_names()
-        specific = self._specific_words(question if subject is None else subject)
-        below: dict[str, float] = {}
-        for hit in pointing:
-            found = pointed_documents(
-                specific,
-                [hit.chunk.text],
-                names,
-                lambda terms: glossary.counterparts(terms, sounded=True),
-            )
-            for doc_id in found:
-                if doc_id != hit.chunk.doc_id:
-                    below[doc_id] = max(below.get(doc_id, 0.0), POINTED_SHARE * hit.score)
-        if not below:
-            return []
-        found_hits = self.search(question, replace(options, documents=frozenset(below)))
-        return [replace(hit, score=below[hit.chunk.doc_id]) for hit in found_hits]
-
-    def _specific_words(self, text: str) -> set[str]:
-        """The words of ``text`` at least as rare in the knowledge base as its average one:
-        what a question is about ("laptop", not "pangyo" or "get")."""
-        terms = list(dict.fromkeys(words(text)))
-        index = self.keyword_index()
-        idf = {
-            term: index.query_idf_sum([term_id])
-            for term, term_id in zip(terms, self.catalog.term_ids(terms), strict=True)
-            if term_id is not None
-        }
-        mean = sum(idf.values()) / len(idf) if idf else 0.0
-        return {term for term, value in idf.items() if value >= mean}
-
-    def _document_names(self) -> list[Named]:
-        """The words each document can be named by, for the catalog's generation."""
+    def document_names(self) -> list[Named]:
+        """The words each document can be named by (agent/retrieval/pointers.py), for the
+        catalog's current generation."""
         generation = self.catalog.generation
         cached = self._names
         if cached is not None and cached[0] == generation:
@@ -349,7 +318,10 @@ class KnowledgeBase:
     def _counterpart_tokens(self, text: str, tokens: list[str]) -> list[str]:
         """The keyword tokens of the question's words in the other language, that the
         question does not hold itself."""
-        found = self.glossary().counterparts(words(text), sounded=True)
+        terms = words(text)
+        found = self.glossary().counterparts(terms, sounded=True)
+        unpaired = [t for t in terms if t not in found]
+        found |= self.word_neighbours(unpaired)
         own = set(tokens)
         extra = tokenize(" ".join(w for ws in found.values() for w in ws))
         return [t for t in dict.fromkeys(extra) if t not in own]
