@@ -16,9 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import logging
 import re
-import time
 from collections.abc import Callable, Iterable, Sized
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -35,8 +33,6 @@ from agent.retrieval.tokenizer import tokenize
 from agent.retrieval.types import DEFAULT_SCOPE, Chunk, TermPair
 from agent.retrieval.vectors import VectorStoreError
 from agent.wording.language import detect_language
-
-log = logging.getLogger(__name__)
 
 _SCOPE = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
 
@@ -203,7 +199,7 @@ class Ingestor:
         report.results[:0] = found.problems
         if prune and not (stop is not None and stop()):
             report.results.extend(self._prune(found.roots, set(map(str, found.files))))
-        self._refresh()
+        self.kb.refresh_keyword_index()
         return report
 
     def ingest(
@@ -260,23 +256,8 @@ class Ingestor:
             progress("", done, max(total, done))
         report.results.extend(self.remove(remove))
         if refresh:
-            self._refresh()
+            self.kb.refresh_keyword_index()
         return report
-
-    def _refresh(self) -> None:
-        """Make what was ingested searchable: the keyword index, and the vectors of the
-        new English words (agent/glossary/neighbours.py), which a run that changed no
-        document also adds for documents ingested before they existed."""
-        self.kb.refresh_keyword_index()
-        started = time.perf_counter()
-        try:
-            added = self.kb.sync_words()
-        except VectorStoreError as exc:  # the documents are in; their words wait for a run
-            log.warning("%s; run the ingest again to store the new words' vectors", exc)
-            return
-        if added:
-            log.info("stored the vectors of %d new words in %.1f s", added,
-                     time.perf_counter() - started)  # fmt: skip
 
     def remove(self, sources: Iterable[str]) -> list[FileResult]:
         """Take the documents with these catalog keys out of the catalog and the vectors."""

@@ -21,7 +21,6 @@ from typing import Literal
 
 from agent.glossary.cache import GlossaryCache
 from agent.glossary.glossary import Glossary
-from agent.glossary.neighbours import WordNeighbours
 from agent.retrieval.catalog import DocumentCatalog, SharedKeywords, open_catalog
 from agent.retrieval.chunking import CHUNKER_VERSION, ChunkingConfig
 from agent.retrieval.embeddings import Embedder, word_similarity
@@ -99,8 +98,6 @@ class KnowledgeBase:
         self._keyword_loaded_at = 0.0
         # Term pairs live in the catalog, so every host sharing it shares them.
         self.glossaries = GlossaryCache(self.catalog, glossary_file, word_similarity(embedder))
-        # The English words by meaning, for a Korean question's words no pair lists.
-        self.words = WordNeighbours(vectors.sibling(f"{vectors.name}-words"), embedder)
         self._names: tuple[int, list[Named]] | None = None
 
     @property
@@ -182,23 +179,6 @@ class KnowledgeBase:
 
     def refresh_keyword_index(self) -> None:
         self.keyword_index(fresh=True)
-
-    def word_neighbours(self, terms: Sequence[str]) -> dict[str, tuple[str, ...]]:
-        """The English words of the documents nearest in meaning to each Korean word of
-        ``terms`` (보안: "security"), by the encoder (agent/glossary/neighbours.py)."""
-        return self.words.nearest(terms, self._in_use)
-
-    def _in_use(self, terms: Sequence[str]) -> list[int | None]:
-        """Each term's id, or None when no document holds it (any more: a term keeps its id
-        after its last document leaves)."""
-        index = self.keyword_index()
-        ids = self.catalog.term_ids(terms)
-        return [i if i is not None and index.search([i], 1) else None for i in ids]
-
-    def sync_words(self) -> int:
-        """Store the vectors of the English words documents added since the last time
-        (agent/glossary/neighbours.py); how many."""
-        return self.words.sync(self.catalog.vocabulary())
 
     def glossary(self) -> Glossary:
         """The bilingual term pairs in use (mined from the documents, the team's file)."""
@@ -318,10 +298,7 @@ class KnowledgeBase:
     def _counterpart_tokens(self, text: str, tokens: list[str]) -> list[str]:
         """The keyword tokens of the question's words in the other language, that the
         question does not hold itself."""
-        terms = words(text)
-        found = self.glossary().counterparts(terms, sounded=True)
-        unpaired = [t for t in terms if t not in found]
-        found |= self.word_neighbours(unpaired)
+        found = self.glossary().counterparts(words(text), sounded=True)
         own = set(tokens)
         extra = tokenize(" ".join(w for ws in found.values() for w in ws))
         return [t for t in dict.fromkeys(extra) if t not in own]

@@ -39,7 +39,6 @@ class VectorStore:
     def __init__(self, client: Any, collection: str, where: str) -> None:
         self._client = client
         self._where = where
-        self.name = collection
         try:
             self._collection = client.get_or_create_collection(
                 collection, embedding_function=None, configuration={"hnsw": {"space": "cosine"}}
@@ -89,35 +88,17 @@ class VectorStore:
     def _error(self, action: str, exc: Exception) -> VectorStoreError:
         return VectorStoreError(f"{self._where}: {action}: {type(exc).__name__}: {exc}")
 
-    def sibling(self, collection: str) -> VectorStore:
-        """Another collection of the same store (the knowledge base's words beside its
-        chunks: agent/glossary/neighbours.py)."""
-        return VectorStore(self._client, collection, self._where)
-
     def add(self, chunks: Sequence[Chunk], vectors: Vectors) -> None:
-        self.put([c.chunk_id for c in chunks], vectors, [_metadata(c) for c in chunks])
-
-    def put(
-        self, ids: Sequence[str], vectors: Vectors, metadatas: Sequence[dict[str, Any]] = ()
-    ) -> None:
-        """Store ``vectors`` under ``ids`` (replacing what those ids held)."""
-        for start in range(0, len(ids), self._max_batch):
-            end = start + self._max_batch
+        for start in range(0, len(chunks), self._max_batch):
+            part = chunks[start : start + self._max_batch]
             try:
                 self._collection.upsert(
-                    ids=list(ids[start:end]),
-                    embeddings=vectors[start:end],
-                    metadatas=list(metadatas[start:end]) or None,
+                    ids=[c.chunk_id for c in part],
+                    embeddings=vectors[start : start + len(part)],
+                    metadatas=[_metadata(c) for c in part],
                 )
             except Exception as exc:
                 raise self._error("cannot store vectors", exc) from exc
-
-    def ids(self) -> set[str]:
-        """Every id the collection holds."""
-        try:
-            return set(self._collection.get(include=[])["ids"])
-        except Exception as exc:
-            raise self._error("cannot list the stored ids", exc) from exc
 
     def delete(self, chunk_ids: Sequence[str]) -> None:
         for start in range(0, len(chunk_ids), self._max_batch):
