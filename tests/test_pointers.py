@@ -135,3 +135,28 @@ async def test_a_retrieve_step_says_which_documents_it_followed(
     # A question the pointing line is not about follows nothing.
     other = RetrieveTask(**(task | {"label": "payday", "queries": ["when is payday?"]}))
     assert "followed" not in (await run_task(other, pointing_kb, "retrieve"))["path"][0]
+
+
+def test_a_pointer_to_a_document_the_channel_may_not_read_finds_nothing(
+    kb: KnowledgeBase, tmp_path: Path
+) -> None:
+    public, private = tmp_path / "public", tmp_path / "private"
+    public.mkdir()
+    private.mkdir()
+    (public / "onboarding.md").write_text(
+        "# Onboarding\n\n- **Which laptop will I get?** See the IT Equipment FAQ.\n", "utf-8"
+    )
+    (private / "it-equipment-faq.md").write_text(
+        "# IT Equipment FAQ\n\n| Role | Computer |\n|---|---|\n| Backend | MacBook Pro 16 |\n",
+        "utf-8",
+    )
+    assert not Ingestor(kb).run([public]).failed
+    assert not Ingestor(kb).run([private], scope="it").failed
+    question = "which laptop do i get?"
+    visible = frozenset({"public"})
+    hits = kb.search(question, SearchOptions(k=3, neighbours=0, scopes=visible))
+    assert hits and all(h.chunk.scope == "public" for h in hits)
+    # The name resolves, but the search within it keeps to the scopes the turn may read.
+    assert followed(kb, question, hits, SearchOptions(k=3, neighbours=0, scopes=visible)) == []
+    everyone = followed(kb, question, hits, SearchOptions(k=3, neighbours=0))
+    assert any("MacBook" in h.chunk.text for h in everyone)
