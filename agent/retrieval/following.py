@@ -41,15 +41,13 @@ def followed(
     glossary = kb.glossary()
     names = kb.document_names()
     specific = specific_words(kb, question if subject is None else subject)
+
+    def counterparts(terms: Sequence[str]) -> dict[str, tuple[str, ...]]:
+        return glossary.counterparts(terms, sounded=True)
+
     below: dict[str, float] = {}
     for hit in pointing:
-        found = pointed_documents(
-            specific,
-            [hit.chunk.text],
-            names,
-            lambda terms: glossary.counterparts(terms, sounded=True),
-        )
-        for doc_id in found:
+        for doc_id in pointed_documents(specific, [hit.chunk.text], names, counterparts):
             if doc_id != hit.chunk.doc_id:
                 below[doc_id] = max(below.get(doc_id, 0.0), POINTED_SHARE * hit.score)
     if not below:
