@@ -25,6 +25,7 @@ import pytest
 
 from adapters.chat.split import split_text
 from adapters.slack.markup import plain_question
+from agent.answers.definitions import defined_names
 from agent.answers.extractive import extractive_answer
 from agent.answers.sentences import blocks, split_sentences
 from agent.cache.answer import normalize_question
@@ -38,6 +39,7 @@ from agent.nodes.compression import compress
 from agent.retrieval.chunking import chunk_document, is_row
 from agent.retrieval.embeddings import UniversalSentenceEncoder
 from agent.retrieval.loaders import LoadError, load_document, markdown_sections
+from agent.retrieval.pointers import has_pointer, pointer_names
 from agent.retrieval.tokenizer import tokenize, words
 from agent.retrieval.types import Chunk, SearchHit
 from agent.routing.bypass import (
@@ -169,6 +171,8 @@ def _entry_points() -> dict[str, Callable[[str], object]]:
         "git line range": lambda t: line_range(t.splitlines() or [t], t),
         "chat split": lambda t: split_text(t, 2000),
         "slack question": lambda t: plain_question(f"<@U1> {t}", "U1"),
+        "pointers": lambda t: (has_pointer(t), pointer_names(t), pointer_names(f"see the {t}")),
+        "definitions": lambda t: defined_names(t, [t, f"- **{t[:60]}**: {t}"]),
     }
 
 
