@@ -35,9 +35,10 @@ _EN_END = re.compile(
     r"\s(?:rather|instead|for|if|when|to|or|before|after|which|that|and ask|above|below)\b.*",
     re.IGNORECASE,
 )
-# "팀 디렉터리를 참고하세요", "오피스 가이드를 보세요": up to three words before the particle.
+# "팀 디렉터리를 참고하세요", "오피스 가이드를 보세요": up to three words before the particle,
+# from the start of a word (from any letter, a 4,000-character run took 0.3 s).
 _KO = re.compile(
-    r"(?P<name>(?:[^\s.,:;()]+\s){0,3}[^\s.,:;()]+?)(?:을|를|에서|에)\s?"
+    r"(?<!\S)(?P<name>(?:[^\s.,:;()]+\s){0,3}[^\s.,:;()]+?)(?:을|를|에서|에)\s?"
     r"(?:참고|참조|보세요|봐\s?주세요|확인하세요|확인해\s?주세요)"
 )
 # Words that say "a document" without naming one.
