@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 from agent.answers.kind import without_asking
 from agent.answers.lead import term_weight
-from agent.answers.sentences import defined_term
+from agent.answers.sentences import definition
 from agent.retrieval.tokenizer import inflected, tokenize, words
 
 # The share of the question's word weight a definition's body must hold, and how many of
@@ -50,14 +50,15 @@ def defined_names(question: str, sentences: Sequence[str]) -> dict[str, tuple[st
         return _unique(found)
     total = sum(term_weight(t) for t in asked)
     for sentence in sentences:
-        term = defined_term(sentence)
-        if term is None:
+        found_definition = definition(sentence)
+        if found_definition is None:
             continue
+        term, meaning = found_definition
         names = [name for name in _NAMES.split(term) if name]
         named = {w for name in names for w in words(name)}
         if named & set(asked):
             continue  # the question names the term: nothing to bridge
-        body = set(tokenize(sentence.split(":", 1)[-1].split("：", 1)[-1]))
+        body = set(tokenize(meaning))
         held = [t for t in asked if t in body]
         if len(held) < _FEWEST or sum(map(term_weight, held)) < _DESCRIBED * total:
             continue

@@ -108,12 +108,18 @@ def defined_term(block: str) -> str | None:
     """The term a definition item defines: what each of its sentences is about, although
     only the first names it ("달빛게임즈는 보통 캐나다와 필리핀에서 진행합니다." is about the
     soft launch the item defines)."""
+    found = definition(block)
+    return found[0] if found is not None else None
+
+
+def definition(block: str) -> tuple[str, str] | None:
+    """A definition item's term and what it says of it (the text after the colon)."""
     match = _DEFINITION.match(block)
     if match is None:
         return None
     term = (match.group(1) or match.group(2)).strip()
     # "- 배포는 화요일에 합니다: 예외 없이" opens with a sentence, not a term.
-    return None if _ENDS_SENTENCE.search(term) else term
+    return None if _ENDS_SENTENCE.search(term) else (term, block[match.end() :])
 
 
 def split_sentences(text: str) -> list[str]:
