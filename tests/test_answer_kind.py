@@ -27,6 +27,11 @@ from agent.wording.progress import message
         ("핫픽스 머지하려면 어프루브 몇 명 받아야 됨?", "count"),
         ("회의 안 잡는 날이 무슨 요일이었죠?", "when"),
         ("when is the handover?", "when"),
+        # After another question word, "when" and "where" join a clause: they do not ask.
+        ("what's the daily allowance when you fly out to the austin studio?", None),
+        ("who do I call when the build breaks?", "person"),
+        ("how many days off do I get when my child is born?", "duration"),
+        ("where do i park when i visit?", "place"),
         ("how often is the status page updated", "frequency"),
         ("보안 쪽 오너 누구임?", "person"),
         ("which slack channel do build alerts go to?", "address"),

@@ -182,12 +182,27 @@ _HOLDS: dict[Kind, re.Pattern[str]] = {
 }
 
 
+# An English question word; after one, a later "when" or "where" joins a clause ("what's
+# the daily allowance when you fly out?", "who do I call when the build breaks?"): it
+# does not ask.
+_WH = re.compile(r"\b(?:what|which|who|whom|whose|how|when|where|why)\b", _I)
+_JOINING = frozenset({"when", "where"})
+
+
 def asked_kind(question: str) -> Kind | None:
     """The kind of answer ``question`` asks for, or None when it asks for an explanation."""
     for kind, pattern in _ASKS:
-        if pattern.search(question):
+        if any(not _joins(question, m) for m in pattern.finditer(question)):
             return kind
     return None
+
+
+def _joins(question: str, match: re.Match[str]) -> bool:
+    """Whether ``match`` is a bare "when" or "where" after another question word."""
+    if match.group().lower() not in _JOINING:
+        return False
+    first = _WH.search(question)
+    return first is not None and first.start() < match.start()
 
 
 def without_asking(question: str) -> str:
