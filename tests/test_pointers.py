@@ -10,7 +10,7 @@ import pytest
 
 from agent.nodes.planning import RetrieveTask
 from agent.nodes.retrieve import run_task
-from agent.retrieval.following import followed
+from agent.retrieval.following import followed, specific_words
 from agent.retrieval.ingest import Ingestor
 from agent.retrieval.knowledge_base import KnowledgeBase, SearchOptions
 from agent.retrieval.pointers import (
@@ -160,3 +160,30 @@ def test_a_pointer_to_a_document_the_channel_may_not_read_finds_nothing(
     assert followed(kb, question, hits, SearchOptions(k=3, neighbours=0, scopes=visible)) == []
     everyone = followed(kb, question, hits, SearchOptions(k=3, neighbours=0))
     assert any("MacBook" in h.chunk.text for h in everyone)
+
+
+def test_the_thing_a_question_asks_about_is_on_its_subject_however_common(
+    pointing_kb: KnowledgeBase,
+) -> None:
+    # "laptop" is in every notes page, so "backend" is the question's rarer word; the
+    # pointing line names the laptop, which is what "which laptop" asks about.
+    question = "joining as a backend dev next month, which laptop do i receive?"
+    hits = pointing_kb.search(question, SearchOptions(k=3, neighbours=0))
+    assert specific_words(pointing_kb, question) == {"backend"}, "laptop is common"
+    assert followed(pointing_kb, question, hits, SearchOptions(k=3, neighbours=0)) == []
+    found = followed(
+        pointing_kb, question, hits, SearchOptions(k=3, neighbours=0), focus=["laptop"]
+    )
+    assert any("MacBook Pro" in h.chunk.text for h in found)
+
+
+async def test_a_retrieve_step_follows_a_pointer_to_what_the_question_asks_about(
+    pointing_kb: KnowledgeBase,
+) -> None:
+    question = "joining as a backend dev next month, which laptop do i receive?"
+    task = RetrieveTask(
+        label=question, queries=[question], k=3, scopes=None, filters={}, exclude=[],
+        neighbours=0,
+    )  # fmt: skip
+    found = await run_task(task, pointing_kb, "retrieve")
+    assert found["path"][0]["followed"] == ["IT Equipment FAQ"]

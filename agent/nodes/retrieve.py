@@ -17,6 +17,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Send
 
 from agent.answers.kind import without_asking
+from agent.answers.lead import focus_terms
 from agent.deps import Deps
 from agent.nodes.common import features_of, judge_enabled, timed
 from agent.nodes.planning import RetrieveTask, levels, plan_of, wave_tasks
@@ -111,6 +112,7 @@ async def run_task(task: RetrieveTask, kb: KnowledgeBase, name: str) -> dict[str
             top,
             replace(options, k=POINTED_HITS),
             subject=without_asking(queries[0]),
+            focus=focus_terms(queries[0]),
         )
         if pointed:
             titles = dict.fromkeys(h.chunk.title for h in pointed)

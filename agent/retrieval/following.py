@@ -27,20 +27,22 @@ def followed(
     options: SearchOptions,
     *,
     subject: str | None = None,
+    focus: Sequence[str] = (),
 ) -> list[SearchHit]:
     """The passages of the documents that ``hits`` point to on the question's subject
     ("See the IT Equipment FAQ"), searched with the question. ``subject`` is what the
     question is about, if not all of it (without "how long": a line with "long" in it is
-    not on the subject). Each ranks below the passage that points to it: a search within
-    one document scores apart from the whole knowledge base (the fusion's cross-language
-    credit applies to a document in the other language), and a pointer is a lead, not an
-    answer."""
+    not on the subject); ``focus`` the thing it asks about ("which *laptop*"), on the
+    subject however common its word is. Each ranks below the passage that points to it: a
+    search within one document scores apart from the whole knowledge base (the fusion's
+    cross-language credit applies to a document in the other language), and a pointer is
+    a lead, not an answer."""
     pointing = [hit for hit in hits if has_pointer(hit.chunk.text)]
     if not pointing:
         return []
     glossary = kb.glossary()
     names = kb.document_names()
-    specific = specific_words(kb, question if subject is None else subject)
+    specific = specific_words(kb, question if subject is None else subject) | set(focus)
 
     def counterparts(terms: Sequence[str]) -> dict[str, tuple[str, ...]]:
         return glossary.counterparts(terms, sounded=True)
