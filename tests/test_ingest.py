@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from agent.glossary.mine import MINER_VERSION
 from agent.retrieval.catalog import CatalogError, DocumentRecord
 from agent.retrieval.catalog_sqlite import SqliteCatalog
 from agent.retrieval.chunking import chunk_document
@@ -275,3 +276,23 @@ def test_a_file_read_by_an_older_loader_is_read_again(
     with sqlite3.connect(kb.data_dir / "catalog.sqlite3") as db:  # as an older release left it
         db.execute("UPDATE documents SET pipeline = ?", (stale,))
     assert ingestor.run([docs]).results[0].status is Status.UPDATED
+
+
+def test_pairs_mined_by_an_older_miner_are_mined_again(
+    kb: KnowledgeBase, ingestor: Ingestor, tmp_path: Path
+) -> None:
+    """An upgrade whose miner finds other pairs replaces those an older release mined,
+    although the file did not change: the miner's version is in the pipeline id."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "glossary.md").write_text("- SLO (서비스 수준 목표): 가용성 목표.\n", encoding="utf-8")
+    assert ingestor.run([docs]).results[0].status is Status.ADDED
+    assert f"|pairs{MINER_VERSION}" in kb.pipeline
+    stale = kb.pipeline.replace(f"|pairs{MINER_VERSION}", "|pairs1")
+    with sqlite3.connect(kb.data_dir / "catalog.sqlite3") as db:  # as an older release left it
+        db.execute("UPDATE documents SET pipeline = ?", (stale,))
+        db.execute("UPDATE term_pairs SET en = 'FAQ', ko = '한국어'")
+    assert ("한국어", "FAQ") in {(p.ko, p.en) for _, p in kb.catalog.term_pairs()}
+    assert ingestor.run([docs]).results[0].status is Status.UPDATED
+    pairs = {(p.ko, p.en) for _, p in kb.catalog.term_pairs()}
+    assert ("서비스 수준 목표", "SLO") in pairs and ("한국어", "FAQ") not in pairs

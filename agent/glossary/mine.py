@@ -15,6 +15,11 @@ from collections.abc import Iterable
 
 from agent.retrieval.types import LoadedDocument, TermPair
 
+MINER_VERSION = "2"
+"""Part of every document's pipeline id: a miner that finds other pairs mines every
+document again, or an upgrade kept the pairs an older release found (a language's name
+taken for a translation) until each file changed."""
+
 # A translation is a term, not a sentence: longer sides are prose, not a pair.
 _MAX_WORDS = 5
 _MAX_CHARS = 40

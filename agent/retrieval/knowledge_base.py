@@ -21,6 +21,7 @@ from typing import Literal
 
 from agent.glossary.cache import GlossaryCache
 from agent.glossary.glossary import Glossary
+from agent.glossary.mine import MINER_VERSION
 from agent.retrieval.catalog import DocumentCatalog, SharedKeywords, open_catalog
 from agent.retrieval.chunking import CHUNKER_VERSION, ChunkingConfig
 from agent.retrieval.embeddings import Embedder, word_similarity
@@ -102,12 +103,14 @@ class KnowledgeBase:
 
     @property
     def pipeline(self) -> str:
-        """Everything that shapes a document's chunks; a change re-ingests unchanged files."""
+        """Everything that shapes a document's chunks and the term pairs mined from it; a
+        change re-ingests unchanged files."""
         c = self.chunking
         return (
             f"{self.embedder.name}|chunks{c.size}/{c.overlap}v{CHUNKER_VERSION}"
             f"|tokens{TOKENIZER_VERSION}"
             f"|loaders{LOADERS_VERSION}"
+            f"|pairs{MINER_VERSION}"
         )
 
     def close(self) -> None:
