@@ -7,7 +7,13 @@ from collections.abc import Sequence
 
 import pytest
 
-from agent.answers.kind import asked_kind, holds_kind, is_quantity, without_asking
+from agent.answers.kind import (
+    asked_counter,
+    asked_kind,
+    holds_kind,
+    is_quantity,
+    without_asking,
+)
 from agent.answers.lead import TermIds, focus_terms, judge_lead
 from agent.routing.bypass import without_pleasantries
 from agent.wording.progress import message
@@ -124,6 +130,57 @@ def test_a_lead_without_the_asked_kind_does_not_answer_whatever_it_shares() -> N
         same_language=True,
     )
     assert with_time.answers
+
+
+@pytest.mark.parametrize(
+    ("question", "counter"),
+    [
+        ("메이저 리그에서 300승 이상 한 투수는 몇 명인가?", "명"),
+        ("리패키지 앨범은 총 몇 곡인가?", "곡"),
+        ("평창 스페셜 올림픽에 참가한 국가는 몇 개국인가?", "개"),
+        ("공판은 몇 차였는가?", "차"),
+        # Counted in other units too ("몇 프로": "50%"), or not a count at all.
+        ("여론조사에서 몇 프로를 제안하였나?", None),
+        ("나이틀리 몇 시에 돌아요?", None),
+        # The count is in a clause; the question asks for a year or a name.
+        ("몇 개의 상을 수상한 년도는?", None),
+        ("몇 명이 뛴 팀은 어디인가?", None),
+    ],
+)
+def test_the_counter_a_korean_count_is_asked_in(question: str, counter: str | None) -> None:
+    assert asked_counter(question) == counter
+
+
+@pytest.mark.parametrize(
+    ("sentence", "counter", "holds"),
+    [
+        ("지금까지 24명의 투수가 이 기록을 달성했다.", "명", True),
+        ("서명운동은 5월 4일에 100만 명을 돌파하였다.", "명", True),
+        ("4차 공판에서 변호인단은 진술의 신빙성을 문제 삼았다.", "차", True),
+        ("주 2회 점검합니다.", "번", True),
+        ("세 가지 질문에 답했다.", "개", True),
+        # A number, but not of what is counted: the question's own "300승", a date.
+        ("300 승 클럽에는 300 승 이상을 올린 투수들이 가입되어 있다.", "명", False),
+        ("5월 2일에는 두 번째 리패키지 앨범을 발매했다.", "곡", False),
+    ],
+)
+def test_a_korean_count_is_held_in_its_counter(sentence: str, counter: str, holds: bool) -> None:
+    assert holds_kind(sentence, "count", counter) is holds
+    assert holds_kind(sentence, "count")  # any number, without the counter
+
+
+def test_a_korean_lead_answers_a_count_only_in_its_counter() -> None:
+    question = "메이저 리그 베이스볼에서 300승 이상 한 투수는 몇 명인가?"
+    club = "300 승 클럽에는 300 승 혹은 그 이상을 올린 메이저 리그 베이스볼 투수들이 가입되어 있다."
+    assert not judge_lead(question, club, "300승 클럽", 0.5, same_language=True).answers
+    counted = "지금까지 24명의 투수가 이 기록을 달성했다."
+    context = "300승 클럽 > 메이저 리그 베이스볼 300승 투수"
+    assert judge_lead(question, counted, context, 0.5, same_language=True).answers
+    # In the other language the count is read as any number: "two approvals".
+    two = judge_lead(
+        "어프루브 몇 명 받아야 돼요?", "At least 2 approvals.", "", 0.5, same_language=False
+    )
+    assert two.kind_ok
 
 
 def test_a_lead_that_shares_only_a_side_word_does_not_answer() -> None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from agent.answers.candidates import Candidate, beside, quotable
 from agent.answers.definitions import defined_names
-from agent.answers.kind import Kind, asked_kind, holds_kind
+from agent.answers.kind import Kind, asked_counter, asked_kind, holds_kind
 from agent.answers.lead import LeadVerdict, Nearest, TermIds, judge_lead
 from agent.answers.scoring import score_sentences
 from agent.glossary.glossary import Glossary
@@ -113,9 +113,21 @@ def extractive_answer(
     bridge = glossary.counterpart_phrases(words(question)) if glossary is not None else {}
     # What the team's definitions call what the question describes ("all-hands": 타운홀).
     named = defined_names(follow_up or question, [c.text for c in candidates])
-    kind = asked_kind(follow_up or question) or asked_kind(question)
+    # What asks for the kind of answer: the message as written, else the question it follows.
+    asking = follow_up if follow_up and asked_kind(follow_up) else question
+    kind = asked_kind(asking)
+    counter = asked_counter(asking)
     scores, overlaps, subjects, cosines = score_sentences(
-        question, language, candidates, embedder, kind, follow_up, led_with(said), bridge, named
+        question,
+        language,
+        candidates,
+        embedder,
+        kind,
+        follow_up,
+        led_with(said),
+        bridge,
+        named,
+        counter,
     )
     bridge = {t: (*bridge.get(t, ()), *named.get(t, ())) for t in bridge.keys() | named.keys()}
     chosen = _choose(candidates, scores, overlaps, subjects, cosines, max_sentences)
@@ -142,7 +154,7 @@ def extractive_answer(
     verdicts = {i: verdict(i) for i in chosen}
     lead = next((i for i in chosen if verdicts[i].answers), None)
     if lead is None:
-        lead = _answer_beside(candidates, chosen, verdicts, kind)
+        lead = _answer_beside(candidates, chosen, verdicts, kind, counter)
         if lead is not None:
             chosen = [lead, *chosen[: max_sentences - 1]]
     related = lead is not None
@@ -190,12 +202,14 @@ def _answer_beside(
     chosen: list[int],
     verdicts: Mapping[int, LeadVerdict],
     kind: Kind | None,
+    counter: str | None,
 ) -> int | None:
     """The sentence next to a quoted one on the question's subject that holds the kind of
     answer the quoted one lacks: "Your personal checklist ... live there." holds the
     question's words, and the sentence before it the address asked for ("the onboarding
     portal at https://..."). Only right beside, in the same section: further away, "there"
-    means something else."""
+    means something else. A Korean sentence holds a count asked in ``counter`` ("몇 명")
+    only in that counter."""
     if kind is None:
         return None
     for i in chosen:
@@ -207,7 +221,9 @@ def _answer_beside(
                 j not in chosen
                 and other.group == me.group
                 and abs(other.position - me.position) == 1
-                and holds_kind(other.text, kind)
+                and holds_kind(
+                    other.text, kind, counter if detect_language(other.text) == "ko" else None
+                )
             ):
                 return j
     return None

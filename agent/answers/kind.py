@@ -229,6 +229,46 @@ def is_quantity(word: str) -> bool:
     return _QUANTITY.match(word) is not None
 
 
-def holds_kind(text: str, kind: Kind) -> bool:
-    """Whether ``text`` holds an answer of that kind (a time, an amount, a channel, ...)."""
+def holds_kind(text: str, kind: Kind, counter: str | None = None) -> bool:
+    """Whether ``text`` holds an answer of that kind (a time, an amount, a channel, ...);
+    for a count asked with a Korean ``counter`` (:func:`asked_counter`), a number of it."""
+    if kind == "count" and counter is not None:
+        return _COUNTED[counter].search(text) is not None
     return _HOLDS[kind].search(text) is not None
+
+
+# The counter a Korean count is asked in ("몇 명", "몇 곡", "몇 번"), with the counters that
+# count the same things: a Korean sentence answers it with a number of one ("24명", "세
+# 차례"), not with any number ("300승 이상 한 투수는 몇 명": "300 승 클럽에는 ..."). Only
+# these: a count asked in another ("몇 프로", "몇 미터") is answered in other units too.
+_SAME_COUNT: dict[str, str] = {
+    "명": "명|인(?![가-힣])|사람",
+    "곡": "곡",
+    "개": "개|가지|건",
+    "가": "가지|개|건",
+    "건": "건|개",
+    "번": "번|회|차례",
+    "회": "회|번|차례",
+    "차": "차례|차|번|회",
+}
+# A number in digits, with the units Korean writes after them ("100만", "3천"), or in words.
+_COUNT_NUMBER = (
+    r"(?:\d[\d,.]{0,20}\s?[십백천만억]{0,3}"
+    r"|한|두|세|네|다섯|여섯|일곱|여덟|아홉|열|스무|스물|수십|수백|수천|여러)"
+)
+_COUNTED = {
+    counter: re.compile(rf"{_COUNT_NUMBER}\s?(?:{same})") for counter, same in _SAME_COUNT.items()
+}
+_ASKED_COUNTER = re.compile(r"몇\s?([가-힣])")
+# A question word after the count: the count is in a clause and the question asks for
+# something else ("몇 개의 상을 수상한 년도는?", "몇 명이 뛴 팀은 어디인가?").
+_ASKS_AFTER = re.compile(r"년도|연도|언제|날짜|누구|누가|어디|무엇|뭐|무슨|어느|어떤|이름")
+
+
+def asked_counter(question: str) -> str | None:
+    """The counter of a Korean count question ("몇 명이에요?": "명"), when it is one whose
+    answer must be counted in it and the count is what the question asks."""
+    match = _ASKED_COUNTER.search(question)
+    if match is None or match.group(1) not in _SAME_COUNT:
+        return None
+    return None if _ASKS_AFTER.search(question, match.end()) else match.group(1)

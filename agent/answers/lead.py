@@ -23,7 +23,14 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from agent.answers.kind import STRICT, asked_kind, holds_kind, is_quantity, without_asking
+from agent.answers.kind import (
+    STRICT,
+    asked_counter,
+    asked_kind,
+    holds_kind,
+    is_quantity,
+    without_asking,
+)
 from agent.retrieval.tokenizer import inflected, tokenize, words
 
 TermIds = Callable[[Sequence[str]], Sequence[int | None]]
@@ -105,7 +112,9 @@ def judge_lead(
     """Whether ``lead`` (under the headings and title in ``context``, beside the sentences
     in ``nearby``) answers ``question``."""
     kind = asked_kind(question)
-    held = kind is not None and holds_kind(lead, kind)
+    # A count asked in a Korean counter is answered in it by a Korean lead ("24명").
+    counter = asked_counter(question) if same_language else None
+    held = kind is not None and holds_kind(lead, kind, counter)
     kind_ok = held or kind is None or kind not in STRICT
     support = term_support(
         question,

@@ -63,10 +63,12 @@ def score_sentences(
     said: str = "",
     counterparts: Mapping[str, Sequence[str]] | None = None,
     named: Mapping[str, Sequence[str]] | None = None,
+    counter: str | None = None,
 ) -> tuple[list[float], list[float], list[float], list[float]]:
     """Each sentence's score, with the signals it is made of: the share of the question's
     term weight the sentence holds, that share with what its heading adds, and its cosine
-    with the question. ``kind`` is the kind of answer asked for (agent/answers/kind.py).
+    with the question. ``kind`` is the kind of answer asked for (agent/answers/kind.py),
+    ``counter`` the Korean counter a count is asked in, held by a sentence in Korean.
     A question word is held by its ``counterparts`` in a sentence in the other language,
     and by the names a definition gives it (``named``) in any sentence."""
     sentences = [c.text for c in candidates]
@@ -117,7 +119,12 @@ def score_sentences(
         score = _OVERLAP_WEIGHT * on_subject + meaning * similarity
         if candidate.rank == 0:
             score += _FIRST_PASSAGE_BONUS
-        if kind is not None and (on_subject > 0 or translated) and holds_kind(candidate.text, kind):
+        counted = None if translated else counter
+        if (
+            kind is not None
+            and (on_subject > 0 or translated)
+            and holds_kind(candidate.text, kind, counted)
+        ):
             # Only among sentences on the question's subject: any number is no answer.
             score += _KIND_BONUS if kind in STRICT else _SOFT_KIND_BONUS
         if said and candidate.text in said:
