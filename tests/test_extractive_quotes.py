@@ -71,6 +71,40 @@ def test_a_pdf_heading_is_not_glued_to_the_sentence_after_it() -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    ("text", "sentences"),
+    [
+        (
+            "The graph was based on a 1999 paper by Michael E. Mann and Raymond S. Bradley. "
+            "It was disputed.",
+            [
+                "The graph was based on a 1999 paper by Michael E. Mann and Raymond S. Bradley.",
+                "It was disputed.",
+            ],
+        ),
+        (
+            "Pangyo staff use the given name (e.g. kimseoyeon@dalbit.example). Austin differs.",
+            [
+                "Pangyo staff use the given name (e.g. kimseoyeon@dalbit.example).",
+                "Austin differs.",
+            ],
+        ),
+        (
+            "He joined the U.S. Army in 1990. Dr. Kim met him there. 배포는 화요일에 합니다.",
+            [
+                "He joined the U.S. Army in 1990.",
+                "Dr. Kim met him there.",
+                "배포는 화요일에 합니다.",
+            ],
+        ),
+    ],
+)
+def test_an_initial_or_an_abbreviation_does_not_end_a_sentence(
+    text: str, sentences: list[str]
+) -> None:
+    assert split_sentences(text) == sentences
+
+
 def test_the_demo_passage_quotes_the_retention_sentence_first_and_not_the_korean_page(
     embedder: UniversalSentenceEncoder,
 ) -> None:

@@ -12,7 +12,12 @@ from dataclasses import dataclass
 
 from agent.retrieval.chunking import is_row
 
-_SENTENCE_END = re.compile(r"(?<=[.!?。])\s+|(?<=다\.)|(?<=요\.)")
+# Not after an initial ("Michael E. Mann", "U.S. Army") or an abbreviation that a sentence
+# goes on after ("e.g.", "Dr."): split there, a quote held half a name.
+_SENTENCE_END = re.compile(
+    r"(?<=[.!?。])(?<![\s(.][A-Z]\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\b[DM]r\.)(?<!\b[MS][st]\.)"
+    r"(?<!\bvs\.)(?<!\bNo\.)\s+|(?<=다\.)|(?<=요\.)"
+)
 _CODE_BLOCK = re.compile(r"```.*?(?:```|$)", re.DOTALL)
 # A line that starts a block of its own: a list item or a table row.
 _ITEM = re.compile(r"\s*(?:\||[-*•] |\d+\. )")
