@@ -67,6 +67,10 @@ def test_the_kind_a_question_asks_for(question: str, kind: str | None) -> None:
         ("사용일로부터 7일 이내에 영수증을 첨부합니다.", "duration", True),
         ("Acknowledge within 15 minutes.", "duration", True),
         ("Acknowledge the page in PagerDuty.", "duration", False),
+        # A date before the present or the common era is a "when" ("By 9000 BP, ...").
+        ("By 9000 BP, Europe was fully forested.", "when", True),
+        ("The wall was built around 500 BC.", "when", True),
+        ("The 5 adults left early.", "when", False),
         ("1인 12,000원까지 지원합니다.", "amount", True),
         ("The limit is $50 a day.", "amount", True),
         ("카나리는 5%로 시작합니다.", "percent", True),

@@ -134,7 +134,7 @@ _UNIT = (
 _WEEKDAY = (
     r"[월화수목금토일]요일|\b(?:mon|tues|wednes|thurs|fri|satur|sun)day"
     r"|\b(?:january|february|march|april|may|june|july|august|september|october|november|december)\b"
-    r"|\b(?:1[5-9]|20)\d{2}s?\b|\bcentury\b|세기|\d{4}-\d{2}-\d{2}|\d{1,2}\s?월\s?\d{1,2}\s?일|\d{1,2}/\d{1,2}|\d{1,6}\s?(?:일|월)|분기|quarter"
+    r"|\b(?:1[5-9]|20)\d{2}s?\b|\d[\d,.]{0,20}\s?(?:BP|BCE?|AD|CE)\b|\bcentury\b|세기|\d{4}-\d{2}-\d{2}|\d{1,2}\s?월\s?\d{1,2}\s?일|\d{1,2}/\d{1,2}|\d{1,6}\s?(?:일|월)|분기|quarter"
 )
 _FREQUENCY = (
     r"매(?:일|주|월|달|년|분기|시간|일\s?밤)|마다|주\s?\d\s?회|\d\s?회|격주"
