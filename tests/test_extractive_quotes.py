@@ -90,6 +90,10 @@ def test_a_pdf_heading_is_not_glued_to_the_sentence_after_it() -> None:
             ],
         ),
         (
+            "그는 “우리는 이긴다.”라고 말했다. 다음 경기는 화요일이다.다음 달에 또 한다.",
+            ["그는 “우리는 이긴다.”라고 말했다.", "다음 경기는 화요일이다.", "다음 달에 또 한다."],
+        ),
+        (
             "He joined the U.S. Army in 1990. Dr. Kim met him there. 배포는 화요일에 합니다.",
             [
                 "He joined the U.S. Army in 1990.",
@@ -99,7 +103,7 @@ def test_a_pdf_heading_is_not_glued_to_the_sentence_after_it() -> None:
         ),
     ],
 )
-def test_an_initial_or_an_abbreviation_does_not_end_a_sentence(
+def test_an_initial_an_abbreviation_or_a_quotation_does_not_end_a_sentence(
     text: str, sentences: list[str]
 ) -> None:
     assert split_sentences(text) == sentences

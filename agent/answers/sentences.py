@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from agent.retrieval.chunking import is_row
 
 # Not after an initial ("Michael E. Mann", "U.S. Army") or an abbreviation that a sentence
-# goes on after ("e.g.", "Dr."): split there, a quote held half a name.
+# goes on after ("e.g.", "Dr."): split there, a quote held half a name. A Korean sentence
+# ends at "다." or "요." without a space, but not inside a quotation ("이긴다.”라고 했다").
 _SENTENCE_END = re.compile(
     r"(?<=[.!?。])(?<![\s(.][A-Z]\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\b[DM]r\.)(?<!\b[MS][st]\.)"
-    r"(?<!\bvs\.)(?<!\bNo\.)\s+|(?<=다\.)|(?<=요\.)"
+    r"(?<!\bvs\.)(?<!\bNo\.)\s+|(?<=[다요]\.)(?![”\x22'’」』)\]])"
 )
 _CODE_BLOCK = re.compile(r"```.*?(?:```|$)", re.DOTALL)
 # A line that starts a block of its own: a list item or a table row.
