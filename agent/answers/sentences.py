@@ -12,12 +12,14 @@ from dataclasses import dataclass
 
 from agent.retrieval.chunking import is_row
 
-# Not after an initial ("Michael E. Mann", "U.S. Army") or an abbreviation that a sentence
-# goes on after ("e.g.", "Dr."): split there, a quote held half a name. A Korean sentence
-# ends at "다." or "요." without a space, but not inside a quotation ("이긴다.”라고 했다").
-_SENTENCE_END = re.compile(
-    r"(?<=[.!?。])(?<![\s(.][A-Z]\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\b[DM]r\.)(?<!\b[MS][st]\.)"
-    r"(?<!\bvs\.)(?<!\bNo\.)\s+|(?<=[다요]\.)(?![”\x22'’」』)\]])"
+# A Korean sentence ends at "다." or "요." without a space, but not inside a quotation
+# ("이긴다.”라고 했다").
+_SENTENCE_END = re.compile(r"(?<=[.!?。])\s+|(?<=[다요]\.)(?![”\x22'’」』)\]])")
+# A part that ends with an initial ("Michael E.", "U.S.") or an abbreviation a sentence goes
+# on after ("e.g.", "Dr.", "approx.", "c. 1455"): split there, a quote held half a name.
+_GOES_ON = re.compile(
+    r"(?:(?:^|[\s(.])[A-Z]|\b(?:e\.g|i\.e|Mrs?|Ms|Dr|St|Mt|Jr|Sr|Inc|Co|Ltd|Gen|Gov|Sen|Rep"
+    r"|Lt|Col|Prof|Fig|No|vs|approx|ca|c))\.$"
 )
 _CODE_BLOCK = re.compile(r"```.*?(?:```|$)", re.DOTALL)
 # A line that starts a block of its own: a list item or a table row.
@@ -101,8 +103,14 @@ def _looks_like_heading(block: str) -> bool:
 
 
 def split_block(block: str) -> list[str]:
-    parts = (" ".join(p.split()) for p in _SENTENCE_END.split(block))
-    return [p for p in parts if len(p) >= 8]
+    parts: list[str] = []
+    for part in _SENTENCE_END.split(block):
+        if parts and _GOES_ON.search(parts[-1]):
+            parts[-1] = f"{parts[-1]} {part}"
+        else:
+            parts.append(part)
+    joined = (" ".join(p.split()) for p in parts)
+    return [p for p in joined if len(p) >= 8]
 
 
 # A definition: a list item that opens with its term and a colon ("- **Soft launch (소프트
