@@ -208,8 +208,7 @@ def _answer_beside(
     answer the quoted one lacks: "Your personal checklist ... live there." holds the
     question's words, and the sentence before it the address asked for ("the onboarding
     portal at https://..."). Only right beside, in the same section: further away, "there"
-    means something else. A Korean sentence holds a count asked in ``counter`` ("몇 명")
-    only in that counter."""
+    means something else. ``counter``: the Korean counter a count is asked in ("몇 명")."""
     if kind is None:
         return None
     for i in chosen:
@@ -221,9 +220,7 @@ def _answer_beside(
                 j not in chosen
                 and other.group == me.group
                 and abs(other.position - me.position) == 1
-                and holds_kind(
-                    other.text, kind, counter if detect_language(other.text) == "ko" else None
-                )
+                and holds_kind(other.text, kind, counter)
             ):
                 return j
     return None

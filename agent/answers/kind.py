@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from agent.wording.language import detect_language
+
 Kind = Literal[
     "command",
     "clock",
@@ -231,8 +233,9 @@ def is_quantity(word: str) -> bool:
 
 def holds_kind(text: str, kind: Kind, counter: str | None = None) -> bool:
     """Whether ``text`` holds an answer of that kind (a time, an amount, a channel, ...);
-    for a count asked with a Korean ``counter`` (:func:`asked_counter`), a number of it."""
-    if kind == "count" and counter is not None:
+    for a count asked with a Korean ``counter`` (:func:`asked_counter`), a Korean text holds
+    a number of it (a text in English, any number: "two approvals" for "몇 명")."""
+    if kind == "count" and counter is not None and detect_language(text) == "ko":
         return _COUNTED[counter].search(text) is not None
     return _HOLDS[kind].search(text) is not None
 

@@ -112,9 +112,7 @@ def judge_lead(
     """Whether ``lead`` (under the headings and title in ``context``, beside the sentences
     in ``nearby``) answers ``question``."""
     kind = asked_kind(question)
-    # A count asked in a Korean counter is answered in it by a Korean lead ("24명").
-    counter = asked_counter(question) if same_language else None
-    held = kind is not None and holds_kind(lead, kind, counter)
+    held = kind is not None and holds_kind(lead, kind, asked_counter(question))
     kind_ok = held or kind is None or kind not in STRICT
     support = term_support(
         question,

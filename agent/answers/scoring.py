@@ -68,7 +68,7 @@ def score_sentences(
     """Each sentence's score, with the signals it is made of: the share of the question's
     term weight the sentence holds, that share with what its heading adds, and its cosine
     with the question. ``kind`` is the kind of answer asked for (agent/answers/kind.py),
-    ``counter`` the Korean counter a count is asked in, held by a sentence in Korean.
+    ``counter`` the Korean counter a count is asked in (a Korean sentence holds it).
     A question word is held by its ``counterparts`` in a sentence in the other language,
     and by the names a definition gives it (``named``) in any sentence."""
     sentences = [c.text for c in candidates]
@@ -119,11 +119,10 @@ def score_sentences(
         score = _OVERLAP_WEIGHT * on_subject + meaning * similarity
         if candidate.rank == 0:
             score += _FIRST_PASSAGE_BONUS
-        counted = None if translated else counter
         if (
             kind is not None
             and (on_subject > 0 or translated)
-            and holds_kind(candidate.text, kind, counted)
+            and holds_kind(candidate.text, kind, counter)
         ):
             # Only among sentences on the question's subject: any number is no answer.
             score += _KIND_BONUS if kind in STRICT else _SOFT_KIND_BONUS
