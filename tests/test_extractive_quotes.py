@@ -90,8 +90,8 @@ def test_a_pdf_heading_is_not_glued_to_the_sentence_after_it() -> None:
             ],
         ),
         (
-            "It burns approx. 5 kg an hour (c. 1900 figures). Then it cools.",
-            ["It burns approx. 5 kg an hour (c. 1900 figures).", "Then it cools."],
+            "It burns approx. 5 kg an hour (c. 1900, Vol. 2). Then it cools.",
+            ["It burns approx. 5 kg an hour (c. 1900, Vol. 2).", "Then it cools."],
         ),
         (
             "그는 “우리는 이긴다.”라고 말했다. 다음 경기는 화요일이다.다음 달에 또 한다.",

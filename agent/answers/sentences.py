@@ -19,7 +19,7 @@ _SENTENCE_END = re.compile(r"(?<=[.!?。])\s+|(?<=[다요]\.)(?![”\x22'’」�
 # on after ("e.g.", "Dr.", "approx.", "c. 1455"): split there, a quote held half a name.
 _GOES_ON = re.compile(
     r"(?:(?:^|[\s(.])[A-Z]|\b(?:e\.g|i\.e|Mrs?|Ms|Dr|St|Mt|Jr|Sr|Inc|Co|Ltd|Gen|Gov|Sen|Rep"
-    r"|Lt|Col|Prof|Fig|No|vs|approx|ca|c))\.$"
+    r"|Lt|Col|Prof|Fig|No|Vol|vol|pp|al|vs|approx|ca|c))\.$"
 )
 _CODE_BLOCK = re.compile(r"```.*?(?:```|$)", re.DOTALL)
 # A line that starts a block of its own: a list item or a table row.
