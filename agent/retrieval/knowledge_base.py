@@ -316,8 +316,6 @@ class KnowledgeBase:
             chunk = chunks.get(cid)
             if chunk is None or (opts.scopes is not None and chunk.scope not in opts.scopes):
                 continue
-            if opts.documents is not None and chunk.doc_id not in opts.documents:
-                continue
             picked.append((chunk, score))
             if len(picked) == opts.k:
                 break

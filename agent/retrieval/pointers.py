@@ -5,8 +5,8 @@ get?** See the IT Equipment FAQ.", "Schedule and retention are in the build & re
 document.", "회의실 예약과 장비는 오피스 가이드를 참고하세요." The passage that points is
 what a search finds (it shares the question's words); the answer is in the document it
 names, which may share none of them. A person follows the pointer, and so does the search
-(:meth:`agent.retrieval.knowledge_base.KnowledgeBase.followed`): a line that holds one of
-the question's words and names another document has that document searched too.
+(:func:`agent.retrieval.following.followed`): a line that holds one of the question's
+words and names another document has that document searched too.
 
 A document is named by its title or its file name ("the build & release document" is
 ``build-and-release.md``), in either language through the glossary ("오피스 가이드" is
