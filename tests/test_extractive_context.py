@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from agent.answers.candidates import quotable
 from agent.answers.extractive import extractive_answer, led_with
 from agent.answers.lead import judge_lead
 from agent.answers.sentences import defined_term
@@ -155,3 +156,35 @@ def test_what_an_answer_led_with_is_its_first_quote() -> None:
     assert led_with(answer) == "첫 문장입니다."
     assert led_with("> 하나뿐입니다. [1]") == "하나뿐입니다."
     assert led_with("An answer written by the model.") == "An answer written by the model."
+
+
+# A PDF FAQ as its text layer has it: questions and answers in one paragraph.
+FAQ = (
+    "장비 대여 FAQ\n"
+    "Q. 촬영 장비는 어디서 빌리나요?\n"
+    "A. 3층 장비실에서 빌립니다. 대여 기록을 남기지 않으면 반출할 수 없습니다.\n"
+    "Q. 빌린 장비는 언제까지 돌려줘야 하나요?\n"
+    "A. 대여한 날부터 5영업일 안에 반납합니다. 연장하려면 장비실에 미리 알려 주세요.\n"
+    "Q: Can contractors borrow equipment?\n"
+    "A: Only with a sponsor from the team, who signs the checkout form."
+)
+
+
+def test_an_faq_question_is_not_quoted_and_says_what_its_answer_is_about(
+    embedder: UniversalSentenceEncoder,
+) -> None:
+    """The question a document asks answers nothing; the sentence after it answers it,
+    although it does not repeat its words ("돌려줘야" and "반납")."""
+    candidates = quotable(0, hit(FAQ, name="equipment", heading="").chunk)
+    texts = [c.text for c in candidates]
+    assert not any(t.startswith(("Q.", "Q:")) for t in texts), texts
+    returning = next(c for c in candidates if "5영업일" in c.text)
+    assert returning.heading.endswith("Q. 빌린 장비는 언제까지 돌려줘야 하나요?")
+    borrowing = next(c for c in candidates if "3층" in c.text)
+    assert borrowing.group != returning.group  # each question starts a section of its own
+    answer = extractive_answer(
+        "장비 빌린 거 언제까지 돌려줘야 돼요?", [hit(FAQ, name="equipment")], embedder
+    )
+    assert answer.related, answer.text
+    assert "5영업일" in quotes(answer.text)[0], answer.text
+    assert not any("?" in q for q in quotes(answer.text)), answer.text

@@ -36,6 +36,10 @@ class Candidate:
 
 _Place = tuple[int, str, int, bool]
 
+# An FAQ's question inside a paragraph (PDF text keeps "Q. ...? A. ..." in one block): it
+# asks, so it answers nothing, and it says what the sentences after it are about.
+_ASKS = re.compile(r"(?:Q\s?[.:)]|질문\s?[.:)]).*|.*[?？]")
+
 
 def _with_headers(places: list[_Place], sentences: list[str]) -> list[tuple[_Place, str]]:
     """Table rows carry their header ("Service | Owner | Channel → billing | Payments | ...");
@@ -57,23 +61,31 @@ def _with_headers(places: list[_Place], sentences: list[str]) -> list[tuple[_Pla
 
 def quotable(rank: int, chunk: Chunk) -> list[Candidate]:
     """Sentences that can answer, each with the section of the passage it stands in: not a
-    heading (a passage with its neighbours can hold several; an FAQ's question is one), not
-    a lead-in ("...:"). A sentence of a definition after its first is about the term it
-    defines: the term joins its heading."""
+    heading (a passage with its neighbours can hold several; an FAQ's question is one, on
+    a line of its own or inside a paragraph), not a lead-in ("...:"). A sentence of a
+    definition after its first is about the term it defines, and an FAQ's answer about its
+    question: the term or the question joins its heading."""
     named = {s for h in (*chunk.heading.split(" > "), chunk.title) for s in split_block(h)}
     places: list[_Place] = []  # (section, heading, block, defines)
     sentences: list[str] = []
+    asking: set[str] = set()
     section = 0
+    asked = ""  # the FAQ question the sentences since it answer
     for number, block in enumerate(blocks(chunk.text)):
         if block.heading:
             section += 1
+            asked = ""
             continue
         split = split_block(block.text)
         term = defined_term(block.text)
-        under = f"{chunk.heading} > {term}" if term and chunk.heading else term or chunk.heading
-        for n in range(len(split)):
+        for n, sentence in enumerate(split):
+            if _ASKS.fullmatch(sentence):  # an FAQ's next question starts a section
+                section += 1 if sentences or n else 0
+                asked = sentence
+                asking.add(sentence)
+            heading = _under(chunk.heading, asked)
             later = bool(term) and n > 0
-            places.append((section, under if later else chunk.heading, number, later))
+            places.append((section, _under(heading, term) if later else heading, number, later))
         sentences.extend(split)
     everything = [
         Candidate(rank, section, position, sentence, heading, number, defines)
@@ -81,8 +93,19 @@ def quotable(rank: int, chunk: Chunk) -> list[Candidate]:
             _with_headers(places, sentences)
         )
     ]
-    quotable = [c for c in everything if c.text not in named and not c.text.endswith((":", "："))]
+    quotable = [
+        c
+        for c in everything
+        if c.text not in named and c.text not in asking and not c.text.endswith((":", "："))
+    ]
     return quotable or everything or [Candidate(rank, 0, 0, " ".join(chunk.text.split()))]
+
+
+def _under(heading: str, more: str | None) -> str:
+    """A heading path with ``more`` (a defined term, an FAQ question) below it."""
+    if not more:
+        return heading
+    return f"{heading} > {more}" if heading else more
 
 
 def beside(candidates: list[Candidate], i: int) -> str:
