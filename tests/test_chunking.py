@@ -15,7 +15,7 @@ import docx
 from agent.answers.candidates import quotable
 from agent.retrieval.chunking import ChunkingConfig, chunk_document
 from agent.retrieval.loaders import load_document
-from agent.retrieval.types import Chunk, LoadedDocument, Section
+from agent.retrieval.types import Chunk, LoadedDocument, SearchHit, Section
 
 ROLES = [
     ("Client engineer", "Windows workstation with 64 GB RAM and a second screen"),
@@ -62,3 +62,27 @@ def test_a_markdown_table_keeps_its_header_and_the_text_after_it_none() -> None:
     assert all(c.text.startswith("| Role | Computer |") for c in with_rows)
     after = next(c for c in chunks if "Ask IT" in c.text)
     assert not after.text.split("Ask IT")[0].strip() or after in with_rows
+
+
+def test_a_passage_with_its_neighbours_reads_its_overlap_once() -> None:
+    """Chunks overlap; joined back for the answer, the overlap is not repeated, also when
+    a chunk ends inside a sentence ("(Vol. 1, Vol." then "1, Vol. 2).")."""
+    text = (
+        "Hutton's theory held that the Earth was much older than supposed, and that rocks "
+        "were worn down and raised again over many ages. Hutton published a two-volume "
+        "version of his ideas in 1795 (Vol. 1, Vol. 2). 허턴의 생각은 당시 학계에서 "
+        "받아들여지지 않았고, 라이엘이 이를 이어받아 널리 알렸습니다."
+    )
+    document = LoadedDocument("Hutton", [Section(text, heading="Geology")])
+    config = ChunkingConfig(size=90, overlap=30)
+    chunks = chunk_document(document, doc_id="d", source="/d", content_hash="h" * 12, config=config)
+    assert len(chunks) > 2
+    joined = [c.text for c in chunks]
+    assert sum(map(len, joined)) > len(text) + len(joined), joined  # they overlap
+    for i, chunk in enumerate(chunks):
+        hit = SearchHit(chunk, 1.0, neighbours=chunks[max(0, i - 1) : i] + chunks[i + 1 : i + 2])
+        context = " ".join(hit.context_text().split())
+        assert context in text, (context, joined)
+    assert "(Vol. 1, Vol. 2)" in " ".join(
+        SearchHit(chunks[1], 1.0, neighbours=chunks).context_text().split()
+    )

@@ -7,6 +7,7 @@ importing anything heavy.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -79,9 +80,29 @@ class SearchHit:
     neighbours: list[Chunk] = field(default_factory=list)
 
     def context_text(self) -> str:
-        """The hit's text with its expanded neighbours, in document order."""
+        """The hit's text with its expanded neighbours, in document order, each without
+        the overlap it repeats from the one before: repeated, an overlap that starts inside
+        a sentence garbles it ("(Vol. 1, Vol. 1, Vol. 2)" when a chunk ends at "Vol.")."""
         parts = sorted([self.chunk, *self.neighbours], key=lambda c: c.seq)
-        return "\n".join(p.text for p in parts)
+        texts = [parts[0].text]
+        for before, part in itertools.pairwise(parts):
+            texts.append(_after_overlap(before.text, part.text))
+        return "\n".join(texts)
+
+
+# Chunks overlap by whole pieces of text (agent/retrieval/chunking.py, `chunk_overlap`): a
+# shorter match of a text's end with the next one's start is a coincidence.
+_SHORTEST_OVERLAP = 5
+_LONGEST_OVERLAP = 2000
+
+
+def _after_overlap(before: str, text: str) -> str:
+    """``text`` without the start it shares with the end of ``before``."""
+    tail = before[-_LONGEST_OVERLAP:]
+    for start in range(len(tail) - _SHORTEST_OVERLAP + 1):  # the longest overlap first
+        if text.startswith(tail[start:]):
+            return text[len(tail) - start :].lstrip()
+    return text
 
 
 @dataclass(frozen=True)
