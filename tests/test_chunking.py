@@ -16,6 +16,7 @@ from agent.answers.candidates import quotable
 from agent.retrieval.chunking import ChunkingConfig, chunk_document
 from agent.retrieval.loaders import load_document
 from agent.retrieval.types import Chunk, LoadedDocument, SearchHit, Section
+from agent.state import hit_of, pool_item
 
 ROLES = [
     ("Client engineer", "Windows workstation with 64 GB RAM and a second screen"),
@@ -86,3 +87,42 @@ def test_a_passage_with_its_neighbours_reads_its_overlap_once() -> None:
     assert "(Vol. 1, Vol. 2)" in " ".join(
         SearchHit(chunks[1], 1.0, neighbours=chunks).context_text().split()
     )
+
+
+def test_a_section_heading_is_never_a_chunk_of_its_own() -> None:
+    """A long first paragraph cut the heading line off into a chunk that said nothing and was
+    quoted as a neighbour."""
+    items = "\n".join(
+        f"- Step {n}: check the dashboard for region {n} and note it." for n in range(9)
+    )
+    text = f"7. Closing and postmortems\n\n{items}"
+    document = LoadedDocument(
+        "Runbook", [Section(text, heading="Runbook > 7. Closing and postmortems")]
+    )
+    chunks = chunks_of(document, 120)
+    assert len(chunks) > 2
+    assert chunks[0].text.startswith("7. Closing and postmortems\n\n- Step 0"), chunks[0].text
+    assert all(c.text != "7. Closing and postmortems" for c in chunks)
+
+
+def test_a_neighbour_from_another_section_opens_with_its_heading_as_a_heading() -> None:
+    """Joined below the hit, the next section's numbered heading reads as a heading, not as
+    a list item an answer could quote."""
+    first = LoadedDocument(
+        "Events",
+        [
+            Section(
+                "2. Rewards\n\n- Rewards go to the in-game mailbox.", heading="Events > 2. Rewards"
+            ),
+            Section(
+                "3. Events with random items\n\nOdds are published in the game.",
+                heading="Events > 3. Events with random items",
+            ),
+        ],
+    )
+    chunks = chunks_of(first)
+    hit = SearchHit(chunks[0], 1.0, neighbours=[chunks[1]])
+    context = hit.context_text()
+    assert "\n\n## 3. Events with random items\n\n" in context, context
+    texts = [c.text for c in quotable(0, hit_of(pool_item(hit, "test")).chunk)]
+    assert texts == ["- Rewards go to the in-game mailbox.", "Odds are published in the game."]

@@ -17,7 +17,7 @@ from langchain_text_splitters import RecursiveCharacterTextSplitter
 from agent.retrieval.types import DEFAULT_SCOPE, Chunk, LoadedDocument
 
 SEPARATORS = ["\n\n", "\n", ". ", "다. ", "요. ", "? ", "! ", "。", "; ", ", ", " ", ""]
-CHUNKER_VERSION = "2"
+CHUNKER_VERSION = "3"
 """Part of every document's pipeline id: changing how text is cut re-ingests documents."""
 
 
@@ -55,7 +55,8 @@ def chunk_document(
     chunks: list[Chunk] = []
     for section in document.sections:
         pieces = [piece.strip() for piece in splitter.split_text(section.text)]
-        for text in _with_table_headers([piece for piece in pieces if piece]):
+        pieces = _heading_with_text([piece for piece in pieces if piece], section.heading)
+        for text in _with_table_headers(pieces):
             seq = len(chunks)
             chunks.append(
                 Chunk(
@@ -73,6 +74,16 @@ def chunk_document(
                 )
             )
     return chunks
+
+
+def _heading_with_text(pieces: list[str], heading: str) -> list[str]:
+    """``pieces`` of one section, its heading line not a piece of its own: cut off by a
+    long first paragraph, a chunk of nothing but "7. Closing and postmortems" was found as
+    a neighbour and quoted as if it said something."""
+    title = heading.rsplit(" > ", 1)[-1].strip()
+    if len(pieces) > 1 and title and pieces[0] == title:
+        return [f"{pieces[0]}\n\n{pieces[1]}", *pieces[2:]]
+    return pieces
 
 
 def _with_table_headers(pieces: list[str]) -> list[str]:

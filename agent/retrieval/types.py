@@ -84,10 +84,22 @@ class SearchHit:
         the overlap it repeats from the one before: repeated, an overlap that starts inside
         a sentence garbles it ("(Vol. 1, Vol. 1, Vol. 2)" when a chunk ends at "Vol.")."""
         parts = sorted([self.chunk, *self.neighbours], key=lambda c: c.seq)
-        texts = [parts[0].text]
+        text = self._marked(parts[0])
         for before, part in itertools.pairwise(parts):
-            texts.append(_after_overlap(before.text, part.text))
-        return "\n".join(texts)
+            if part.heading == before.heading:
+                text += "\n" + _after_overlap(before.text, part.text)
+            else:  # sections never share a chunk, nor an overlap
+                text += "\n\n" + self._marked(part)
+        return text
+
+    def _marked(self, part: Chunk) -> str:
+        """A neighbour's text, its opening heading line (another section's) marked as a
+        Markdown heading: read as text, "3. Events with random items" is a list item, and
+        the answer quoted it."""
+        title = part.heading.rsplit(" > ", 1)[-1].strip()
+        if part.heading == self.chunk.heading or not title or not part.text.startswith(title):
+            return part.text
+        return f"## {part.text}"
 
 
 # Chunks overlap by whole pieces of text (agent/retrieval/chunking.py, `chunk_overlap`): a
