@@ -188,3 +188,16 @@ def test_an_faq_question_is_not_quoted_and_says_what_its_answer_is_about(
     assert answer.related, answer.text
     assert "5영업일" in quotes(answer.text)[0], answer.text
     assert not any("?" in q for q in quotes(answer.text)), answer.text
+
+
+def test_a_question_in_a_story_is_quoted_and_a_quarter_is_not_an_faq() -> None:
+    """Only a sentence marked as a question ("Q.", "Q:", "질문:") is an FAQ's question: quoted
+    speech ending in "?" and "Q3:" in a report are text like any other."""
+    story = (
+        '당시 감독은 "유격수를 뭐하러 걱정하느냐? 차기 유격수에 그가 있다"고 말했다. '
+        "Revenue rose in Q3: sales grew 5% over the quarter."
+    )
+    texts = [c.text for c in quotable(0, hit(story, heading="").chunk)]
+    assert texts[0] == '당시 감독은 "유격수를 뭐하러 걱정하느냐?', texts
+    assert all(c.heading == "" for c in quotable(0, hit(story, heading="").chunk))
+    assert "Revenue rose in Q3: sales grew 5% over the quarter." in texts

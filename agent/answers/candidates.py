@@ -37,8 +37,10 @@ class Candidate:
 _Place = tuple[int, str, int, bool]
 
 # An FAQ's question inside a paragraph (PDF text keeps "Q. ...? A. ..." in one block): it
-# asks, so it answers nothing, and it says what the sentences after it are about.
-_ASKS = re.compile(r"(?:Q\s?[.:)]|질문\s?[.:)]).*|.*[?？]")
+# asks, so it answers nothing, and it says what the sentences after it are about. Only one
+# marked as a question: a sentence ending in "?" may be quoted speech in a story. PDF text
+# can glue the document's title lines to the first one ("... 대상: 전 구성원 Q. ...?").
+_ASKS = re.compile(r"(?:Q\d{0,3}|질문)\s?[.:)]\s.*|.*\s(?:Q|질문)\s?[.:)]\s.*[?？]")
 
 
 def _with_headers(places: list[_Place], sentences: list[str]) -> list[tuple[_Place, str]]:
