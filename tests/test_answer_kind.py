@@ -33,6 +33,12 @@ from agent.wording.progress import message
         ("핫픽스 머지하려면 어프루브 몇 명 받아야 됨?", "count"),
         ("회의 안 잡는 날이 무슨 요일이었죠?", "when"),
         ("when is the handover?", "when"),
+        # A question that ends on the year, the date or the period it asks for.
+        ("사내 해커톤이 처음 열린 해는?", "when"),
+        ("현재 사옥으로 이전한 연도는?", "when"),
+        ("서버 점검 시기는?", "when"),
+        ("in what year did the studio open?", "when"),
+        ("숙제를 해?", None),  # a verb, not the year
         # After another question word, "when" and "where" join a clause: they do not ask.
         ("what's the daily allowance when you fly out to the austin studio?", None),
         ("who do I call when the build breaks?", "person"),

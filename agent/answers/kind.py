@@ -84,7 +84,10 @@ _ASKS: list[tuple[Kind, re.Pattern[str]]] = [
         "when",
         re.compile(
             r"언제|무슨\s?요일|어느\s?요일|날짜|마감|기한"
-            r"|\bwhen\b|what day|which day|deadline|by when|until when",
+            # "발매된 해는?", "태어난 연도는?": the question ends on the year it asks for.
+            r"|(?:(?<![가-힣])해(?:는|가)|(?:연도|년도|시기|시점|일자)(?:는|은|가|이)?)\s?\??$"
+            r"|\bwhen\b|what day|which day|deadline|by when|until when"
+            r"|\b(?:what|which) (?:year|date|month|decade|century)\b",
             _I,
         ),
     ),
