@@ -10,9 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agent.answers.candidates import quotable
+import pytest
+
+from agent.answers.candidates import Candidate, quotable
 from agent.answers.extractive import extractive_answer, led_with
+from agent.answers.kind import asked_kind
 from agent.answers.lead import judge_lead
+from agent.answers.scoring import score_sentences
 from agent.answers.sentences import defined_term
 from agent.glossary.glossary import Glossary
 from agent.retrieval.embeddings import UniversalSentenceEncoder
@@ -201,3 +205,20 @@ def test_a_question_in_a_story_is_quoted_and_a_quarter_is_not_an_faq() -> None:
     assert texts[0] == '당시 감독은 "유격수를 뭐하러 걱정하느냐?', texts
     assert all(c.heading == "" for c in quotable(0, hit(story, heading="").chunk))
     assert "Revenue rose in Q3: sales grew 5% over the quarter." in texts
+
+
+def test_the_first_passage_lifts_only_a_sentence_in_the_questions_language(
+    embedder: UniversalSentenceEncoder,
+) -> None:
+    """Retrieval's first passage is usually right within one language and often wrong across
+    two: the same sentence scores the same from any passage when it is in the other language."""
+    english = "Zephyr servers restart at 04:00 every night."
+    korean = "Zephyr 서버는 매일 밤 04:00에 재시작합니다."
+    candidates = [Candidate(rank, 0, 0, text) for rank in (0, 1) for text in (english, korean)]
+    wanted = asked_kind("Zephyr 서버는 몇 시에 재시작돼요?")
+    scores, *_ = score_sentences(
+        "Zephyr 서버는 몇 시에 재시작돼요?", "ko", candidates, embedder, wanted
+    )
+    first_en, first_ko, second_en, second_ko = scores
+    assert first_en == pytest.approx(second_en)
+    assert first_ko > second_ko
