@@ -111,9 +111,12 @@ _LONGEST_OVERLAP = 2000
 def _after_overlap(before: str, text: str) -> str:
     """``text`` without the start it shares with the end of ``before``."""
     tail = before[-_LONGEST_OVERLAP:]
-    for start in range(len(tail) - _SHORTEST_OVERLAP + 1):  # the longest overlap first
+    opening = text[:_SHORTEST_OVERLAP]
+    start = tail.find(opening)
+    while start != -1:  # from the left: the longest overlap first
         if text.startswith(tail[start:]):
             return text[len(tail) - start :].lstrip()
+        start = tail.find(opening, start + 1)
     return text
 
 
