@@ -126,3 +126,15 @@ def test_a_neighbour_from_another_section_opens_with_its_heading_as_a_heading() 
     assert "\n\n## 3. Events with random items\n\n" in context, context
     texts = [c.text for c in quotable(0, hit_of(pool_item(hit, "test")).chunk)]
     assert texts == ["- Rewards go to the in-game mailbox.", "Odds are published in the game."]
+
+
+def test_a_heading_with_its_text_on_the_next_line_is_not_the_start_of_a_sentence() -> None:
+    """An HWPX section's heading is followed by its text after a single line break: read as
+    one paragraph, the heading was quoted as the start of the first sentence."""
+    heading = "택배와 야간 출입 (Parcels and late entry)"
+    text = f"{heading}\n개인 택배는 1층 무인 택배함으로 받고, 사흘 안에 찾아가야 합니다."
+    chunk = Chunk("d:1", "d", 1, text, "/d.hwpx", "Office", heading=f"Office > {heading}")
+    item = pool_item(SearchHit(chunk, 1.0), "test")
+    assert item["text"].startswith(f"## {heading}\n\n")
+    texts = [c.text for c in quotable(0, hit_of(item).chunk)]
+    assert texts == ["개인 택배는 1층 무인 택배함으로 받고, 사흘 안에 찾아가야 합니다."]

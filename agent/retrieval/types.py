@@ -92,14 +92,17 @@ class SearchHit:
                 text += "\n\n" + self._marked(part)
         return text
 
-    def _marked(self, part: Chunk) -> str:
-        """A neighbour's text, its opening heading line (another section's) marked as a
-        Markdown heading: read as text, "3. Events with random items" is a list item, and
-        the answer quoted it."""
+    @staticmethod
+    def _marked(part: Chunk) -> str:
+        """A chunk's text, the heading line it opens with marked as a Markdown heading and
+        set apart by a blank line: read as text, "3. Events with random items" is a list
+        item, and a heading with the text on the next line (an HWPX section) reads as the
+        start of its first sentence; the answer quoted both."""
         title = part.heading.rsplit(" > ", 1)[-1].strip()
-        if part.heading == self.chunk.heading or not title or not part.text.startswith(title):
+        rest = part.text[len(title) :] if title and part.text.startswith(title) else ""
+        if not rest.startswith("\n"):  # no heading line: the title goes on as text
             return part.text
-        return f"## {part.text}"
+        return f"## {title}\n\n{rest.lstrip()}"
 
 
 # Chunks overlap by whole pieces of text (agent/retrieval/chunking.py, `chunk_overlap`): a
