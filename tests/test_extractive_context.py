@@ -207,18 +207,27 @@ def test_a_question_in_a_story_is_quoted_and_a_quarter_is_not_an_faq() -> None:
     assert "Revenue rose in Q3: sales grew 5% over the quarter." in texts
 
 
-def test_the_first_passage_lifts_only_a_sentence_in_the_questions_language(
+def test_the_first_passage_lifts_a_sentence_in_the_other_language_only_if_closest(
     embedder: UniversalSentenceEncoder,
 ) -> None:
     """Retrieval's first passage is usually right within one language and often wrong across
-    two: the same sentence scores the same from any passage when it is in the other language."""
-    english = "Zephyr servers restart at 04:00 every night."
+    two: its sentence in the other language is lifted only when none is closer in meaning."""
+    question = "Zephyr 서버는 몇 시에 재시작돼요?"
+    answer = "Zephyr servers restart at 04:00 every night."
+    aside = "Zephyr servers were bought in 2019 from a vendor in Oslo."
     korean = "Zephyr 서버는 매일 밤 04:00에 재시작합니다."
-    candidates = [Candidate(rank, 0, 0, text) for rank in (0, 1) for text in (english, korean)]
-    wanted = asked_kind("Zephyr 서버는 몇 시에 재시작돼요?")
-    scores, *_ = score_sentences(
-        "Zephyr 서버는 몇 시에 재시작돼요?", "ko", candidates, embedder, wanted
-    )
-    first_en, first_ko, second_en, second_ko = scores
-    assert first_en == pytest.approx(second_en)
+    wanted = asked_kind(question)
+
+    def scores(*texts: tuple[int, str]) -> list[float]:
+        candidates = [Candidate(rank, 0, 0, text) for rank, text in texts]
+        return score_sentences(question, "ko", candidates, embedder, wanted)[0]
+
+    # The closer one from the first passage is lifted; the farther one is not.
+    lifted, below = scores((0, answer), (1, answer))
+    assert lifted > below
+    first, _ = scores((0, aside), (1, answer))
+    alone, _ = scores((1, aside), (1, answer))
+    assert first == pytest.approx(alone)
+    # In the question's language the first passage is lifted as before.
+    first_ko, second_ko = scores((0, korean), (1, korean))
     assert first_ko > second_ko

@@ -26,10 +26,12 @@ from agent.wording.language import Language, detect_language
 # keyword index's corpus IDF there (the gold span quoted for 0.90 of KorQuAD questions with
 # IDF, 0.93 with rarity): what matters is which of these few sentences a term singles out.
 _OVERLAP_WEIGHT = 0.8
-# The lift is for a sentence in the question's language only: across languages retrieval's
-# first passage is right less than half the time (hit@1 0.44 on the cross-language set),
-# and the lift chose its sentences over the answer two or three passages down (answers
-# holding the gold 0.567 -> 0.603 there, the same-language sets unchanged).
+# Across languages retrieval's first passage is right less than half the time (hit@1 0.44
+# on the cross-language set), and the lift chose its sentences over the answer two or three
+# passages down: a sentence in the other language gets it only when its passage also holds
+# the other-language sentence closest in meaning (answers holding the gold 0.567 -> 0.603
+# there, the same-language sets unchanged; with no lift at all across languages, the demo's
+# "Postgres 백업은 며칠 동안 보관되나요?" quoted an unrelated table row third).
 _FIRST_PASSAGE_BONUS = 0.15
 # A sentence holding the kind of answer the question asks for (a time for "몇 시", an
 # amount for "how much": agent/answers/kind.py).
@@ -102,11 +104,14 @@ def score_sentences(
     worded = {t for t in weight if _is_hangul(t) == (language == "ko") and not t.isdigit()}
     scores, overlaps, subjects, cosines = [], [], [], []
     headings = {c.heading: set(tokenize(c.heading)) for c in candidates}
-    for candidate, sentence_tokens, cosine in zip(candidates, tokens, dense, strict=True):
+    translation = [detect_language(c.text) != language for c in candidates]
+    lifted = _first_passage_lifted(candidates, translation, [float(c) for c in dense])
+    for candidate, sentence_tokens, cosine, translated in zip(
+        candidates, tokens, dense, translation, strict=True
+    ):
         # A term the sentence's heading holds counts for part: "within 5 business days"
         # under "Closing and postmortem" answers a question about the postmortem.
         heading = headings[candidate.heading]
-        translated = detect_language(candidate.text) != language
         holds = {t: held(t, sentence_tokens, translated) for t in weight}
         overlap = sum(w * holds[t] for t, w in weight.items()) / mass
         under = sum(w for t, w in weight.items() if t in heading and t not in sentence_tokens)
@@ -121,7 +126,7 @@ def score_sentences(
         # sentence under a heading (or in a definition) that names the subject is on it.
         on_subject = overlap + _HEADING_SHARE * under / mass
         score = _OVERLAP_WEIGHT * on_subject + meaning * similarity
-        if candidate.rank == 0 and not translated:
+        if candidate.rank == 0 and (lifted or not translated):
             score += _FIRST_PASSAGE_BONUS
         if (
             kind is not None
@@ -137,6 +142,21 @@ def score_sentences(
         subjects.append(on_subject)
         cosines.append(similarity)
     return scores, overlaps, subjects, cosines
+
+
+def _first_passage_lifted(
+    candidates: Sequence[Candidate], translation: Sequence[bool], dense: Sequence[float]
+) -> bool:
+    """Whether the first passage's sentences in the other language get its lift: only when
+    one of them is also the closest in meaning of all the other-language sentences, the one
+    signal that reaches across languages."""
+    other = [
+        (c.rank, float(cos)) for c, t, cos in zip(candidates, translation, dense, strict=True) if t
+    ]
+    if not other:
+        return False
+    best = max(cos for _, cos in other)
+    return any(rank == 0 and cos >= best for rank, cos in other)
 
 
 def _phrases_by_token(phrases: Mapping[str, Sequence[str]]) -> dict[str, list[set[str]]]:
