@@ -40,7 +40,7 @@ _Place = tuple[int, str, int, bool]
 # asks, so it answers nothing, and it says what the sentences after it are about. Only one
 # marked as a question: a sentence ending in "?" may be quoted speech in a story. PDF text
 # can glue the document's title lines to the first one ("... 대상: 전 구성원 Q. ...?").
-_ASKS = re.compile(r"(?:Q\d{0,3}|질문)\s?[.:)]\s.*|.*\s(?:Q|질문)\s?[.:)]\s.*[?？]")
+_FAQ_QUESTION = re.compile(r"(?:Q\d{0,3}|질문)\s?[.:)]\s.*|.*\s(?:Q|질문)\s?[.:)]\s.*[?？]")
 
 
 def _with_headers(places: list[_Place], sentences: list[str]) -> list[tuple[_Place, str]]:
@@ -81,8 +81,9 @@ def quotable(rank: int, chunk: Chunk) -> list[Candidate]:
         split = split_block(block.text)
         term = defined_term(block.text)
         for n, sentence in enumerate(split):
-            if _ASKS.fullmatch(sentence):  # an FAQ's next question starts a section
-                section += 1 if sentences or n else 0
+            if _FAQ_QUESTION.fullmatch(sentence):
+                if sentences or n:  # the next question of an FAQ starts a section
+                    section += 1
                 asked = sentence
                 asking.add(sentence)
             heading = _under(chunk.heading, asked)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from langchain_text_splitters import RecursiveCharacterTextSplitter
 
-from agent.retrieval.types import DEFAULT_SCOPE, Chunk, LoadedDocument
+from agent.retrieval.types import DEFAULT_SCOPE, Chunk, LoadedDocument, heading_title
 
 SEPARATORS = ["\n\n", "\n", ". ", "다. ", "요. ", "? ", "! ", "。", "; ", ", ", " ", ""]
 CHUNKER_VERSION = "3"
@@ -80,7 +80,7 @@ def _heading_with_text(pieces: list[str], heading: str) -> list[str]:
     """``pieces`` of one section, its heading line not a piece of its own: cut off by a
     long first paragraph, a chunk of nothing but "7. Closing and postmortems" was found as
     a neighbour and quoted as if it said something."""
-    title = heading.rsplit(" > ", 1)[-1].strip()
+    title = heading_title(heading)
     if len(pieces) > 1 and title and pieces[0] == title:
         return [f"{pieces[0]}\n\n{pieces[1]}", *pieces[2:]]
     return pieces

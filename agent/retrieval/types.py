@@ -98,11 +98,17 @@ class SearchHit:
         set apart by a blank line: read as text, "3. Events with random items" is a list
         item, and a heading with the text on the next line (an HWPX section) reads as the
         start of its first sentence; the answer quoted both."""
-        title = part.heading.rsplit(" > ", 1)[-1].strip()
+        title = heading_title(part.heading)
         rest = part.text[len(title) :] if title and part.text.startswith(title) else ""
         if not rest.startswith("\n"):  # no heading line: the title goes on as text
             return part.text
         return f"## {title}\n\n{rest.lstrip()}"
+
+
+def heading_title(path: str) -> str:
+    """The last heading of a heading path ("Runbook > 7. Closing" -> "7. Closing"): the
+    line a section's text opens with."""
+    return path.rsplit(" > ", 1)[-1].strip()
 
 
 # Chunks overlap by whole pieces of text (agent/retrieval/chunking.py, `chunk_overlap`): a
