@@ -201,9 +201,10 @@ def test_a_question_in_a_story_is_quoted_and_a_quarter_is_not_an_faq() -> None:
         '당시 감독은 "유격수를 뭐하러 걱정하느냐? 차기 유격수에 그가 있다"고 말했다. '
         "Revenue rose in Q3: sales grew 5% over the quarter."
     )
-    texts = [c.text for c in quotable(0, hit(story, heading="").chunk)]
+    candidates = quotable(0, hit(story, heading="").chunk)
+    texts = [c.text for c in candidates]
     assert texts[0] == '당시 감독은 "유격수를 뭐하러 걱정하느냐?', texts
-    assert all(c.heading == "" for c in quotable(0, hit(story, heading="").chunk))
+    assert all(c.heading == "" for c in candidates)
     assert "Revenue rose in Q3: sales grew 5% over the quarter." in texts
 
 

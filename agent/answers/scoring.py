@@ -150,9 +150,7 @@ def _first_passage_lifted(
     """Whether the first passage's sentences in the other language get its lift: only when
     one of them is also the closest in meaning of all the other-language sentences, the one
     signal that reaches across languages."""
-    other = [
-        (c.rank, float(cos)) for c, t, cos in zip(candidates, translation, dense, strict=True) if t
-    ]
+    other = [(c.rank, cos) for c, t, cos in zip(candidates, translation, dense, strict=True) if t]
     if not other:
         return False
     best = max(cos for _, cos in other)
